@@ -1,0 +1,59 @@
+//! `bazan`: the command line over Bazan's TsFile and Lake Map crates.
+//!
+//! Human output by default, `--json` for machines (a stable contract). Exit codes: 0 success,
+//! 1 the command found a problem it reports (drift, an invalid file), 2 usage or input error.
+//! Errors are printed to stderr as one `error: …` line.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Bazan: read Apache TsFile, and map, slice and check data lakes.
+#[derive(Debug, Parser)]
+#[command(name = "bazan", version, about, long_about = None)]
+struct Cli {
+    /// Print debug logging to stderr.
+    #[arg(short, long, global = true)]
+    verbose: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {}
+
+/// What a command reports back to `main`: success, or a problem it found and printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code, reason = "the first commands land with the library issues")]
+enum Outcome {
+    /// Everything is fine (exit 0).
+    Ok,
+    /// The command ran and found a problem it reported (exit 1).
+    Problem,
+}
+
+fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    let _ = cli.verbose;
+    match cli.command {}
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // --help and --version are not errors.
+            let code = if err.use_stderr() { 2 } else { 0 };
+            let _ = err.print();
+            return ExitCode::from(code);
+        }
+    };
+    match run(cli) {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::Problem) => ExitCode::from(1),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! `lake-locators`: one locator per data-file format of a lake.
+//!
+//! Layer 1 of Bazan's lake stack. A [`Locator`] knows a format's handler name and file
+//! extensions and offers two operations over a path: [`Locator::index`], one pass that yields
+//! the row count, the blocks (row groups, stripes, OCF blocks, record batches or row
+//! checkpoints), the Arrow schema the reader returns and the column statistics; and
+//! [`Locator::read`], which returns local rows `[a, b)` of the file as Arrow record batches,
+//! seeking straight to the first needed block when the blocks are given.
+//!
+//! This crate owns format knowledge only. It must never know about the map file, global row
+//! numbers, fingerprints or the directory walk: those belong to `lake-map`.
+//!
+//! Shared pieces used by every format live here too: [`types`] (the stable type names of the
+//! CLI contract and the schema JSON stored in the map) and [`rows`] (the JSON value
+//! representation of rows).
+
+pub mod error;
+pub mod locator;
+pub mod registry;
+pub mod rows;
+pub mod stats;
+pub mod types;
+
+pub use error::{Error, Result};
+pub use locator::{
+    BatchIter, Block, ColumnChunk, ColumnStats, FileIndex, IndexOptions, Locator, PageLocation,
+    ReadRequest, Stats, StatsColumns,
+};

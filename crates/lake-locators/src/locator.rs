@@ -1,0 +1,214 @@
+//! The shape every format implements: [`Locator`], and the index it produces, [`FileIndex`].
+//!
+//! The field names of [`Block`], [`ColumnChunk`], [`PageLocation`] and [`ColumnStats`] are
+//! those of the Lake Map's `row_groups_json` and `stats_json` columns, so their serde forms
+//! are stored in the map as they are.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::Path;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+
+/// One block of a file, in file order: a Parquet row group, an ORC stripe, an Avro OCF data
+/// block, an Arrow record batch, or a checkpoint of `stride` rows of a row format.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Block {
+    /// Block number within the file, from 0.
+    pub ordinal: u64,
+    /// Local index of the block's first row.
+    pub first_row: u64,
+    /// Rows in the block.
+    pub row_count: u64,
+    /// Byte offset where the block starts, where the format has one.
+    pub first_byte: Option<u64>,
+    /// Bytes of the block as stored, where the format has them.
+    pub total_byte_size: Option<u64>,
+    /// Compressed bytes, where the format has them.
+    pub compressed_size: Option<u64>,
+    /// Per-column detail (Parquet only).
+    pub columns: Option<Vec<ColumnChunk>>,
+}
+
+impl Block {
+    /// A block with only its row range (formats without byte positions).
+    pub fn rows(ordinal: u64, first_row: u64, row_count: u64) -> Self {
+        Block {
+            ordinal,
+            first_row,
+            row_count,
+            first_byte: None,
+            total_byte_size: None,
+            compressed_size: None,
+            columns: None,
+        }
+    }
+
+    /// The local rows this block holds.
+    pub fn row_range(&self) -> Range<u64> {
+        self.first_row..self.first_row + self.row_count
+    }
+}
+
+/// One Parquet column chunk of a row group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColumnChunk {
+    /// Dotted column path.
+    pub path: String,
+    /// First byte of the compressed column chunk.
+    pub first_byte: u64,
+    /// Compressed length of the column chunk.
+    pub compressed_size: u64,
+    /// Page locations from the OffsetIndex, or `None` when the file has none.
+    pub page_locations: Option<Vec<PageLocation>>,
+}
+
+/// One data page's position, from a Parquet OffsetIndex.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageLocation {
+    /// Byte offset of the page.
+    pub offset: i64,
+    /// Compressed size of the page, header included.
+    pub compressed_page_size: i32,
+    /// Index of the page's first row within the row group.
+    pub first_row_index: i64,
+}
+
+/// Min/max of the non-null values of one column, for Int64, Float64 and Utf8 columns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ColumnStats {
+    /// An Int64 column (exact bounds).
+    Int {
+        /// Smallest value.
+        min: i64,
+        /// Largest value.
+        max: i64,
+    },
+    /// A Float64 column (NaN ignored).
+    Float {
+        /// Smallest value.
+        min: f64,
+        /// Largest value.
+        max: f64,
+    },
+    /// A Utf8 column, compared by bytes.
+    Str {
+        /// Smallest value.
+        min_str: String,
+        /// Largest value.
+        max_str: String,
+    },
+}
+
+/// Statistics of a file: column name → bounds. Columns of other types, and columns without
+/// any non-null value, are absent.
+pub type Stats = BTreeMap<String, ColumnStats>;
+
+/// Which columns get statistics.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum StatsColumns {
+    /// Every supported column (the map's `null`).
+    #[default]
+    All,
+    /// No statistics (the map's `[]`).
+    None,
+    /// Only these columns.
+    Only(Vec<String>),
+}
+
+impl StatsColumns {
+    /// True when statistics of `column` are wanted.
+    pub fn wants(&self, column: &str) -> bool {
+        match self {
+            StatsColumns::All => true,
+            StatsColumns::None => false,
+            StatsColumns::Only(list) => list.iter().any(|c| c == column),
+        }
+    }
+
+    /// True when no statistics at all are wanted.
+    pub fn is_none(&self) -> bool {
+        match self {
+            StatsColumns::None => true,
+            StatsColumns::Only(list) => list.is_empty(),
+            StatsColumns::All => false,
+        }
+    }
+}
+
+/// Options of [`Locator::index`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexOptions {
+    /// Rows per checkpoint of the row formats (and logical XLSX blocks). Must be > 0.
+    pub stride: u64,
+    /// Which columns get statistics.
+    pub stats: StatsColumns,
+}
+
+impl Default for IndexOptions {
+    fn default() -> Self {
+        IndexOptions {
+            stride: 65_536,
+            stats: StatsColumns::All,
+        }
+    }
+}
+
+/// What [`Locator::index`] learns about a file in one pass.
+#[derive(Debug, Clone)]
+pub struct FileIndex {
+    /// The handler name stored in the map's `format` column (`parquet`, `ndjson`,
+    /// `json_array`, `csv`, ...). For JSON the shape is decided by the content.
+    pub format: String,
+    /// Rows in the file.
+    pub row_count: u64,
+    /// The blocks, in file order; their row counts add up to `row_count`.
+    pub blocks: Vec<Block>,
+    /// The schema [`Locator::read`] returns for this file.
+    pub schema: SchemaRef,
+    /// Column statistics, or `None` when they were not requested.
+    pub stats: Option<Stats>,
+}
+
+/// What to read: local rows of one file, optionally with the index made earlier.
+#[derive(Debug, Clone, Default)]
+pub struct ReadRequest<'a> {
+    /// Local rows `[start, end)`, clamped to the file's rows.
+    pub rows: Range<u64>,
+    /// The blocks from an earlier [`Locator::index`]; `None` reads from the start of the file.
+    pub blocks: Option<&'a [Block]>,
+    /// The schema from an earlier [`Locator::index`]; required for inferred formats to return
+    /// the same types for every block. `None` infers it again (a direct read).
+    pub schema: Option<SchemaRef>,
+    /// Column names to return, in this order; `None` returns every column.
+    pub projection: Option<&'a [String]>,
+    /// Rows per returned batch at most (0 = the locator's default).
+    pub batch_size: usize,
+}
+
+/// Record batches returned by [`Locator::read`].
+pub type BatchIter = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
+
+/// One data-file format: its names and the two operations over a file.
+pub trait Locator: Send + Sync {
+    /// The handler's name, for messages and registries (`parquet`, `json`, `csv`, ...).
+    fn name(&self) -> &str;
+
+    /// Lower-case extensions without the dot that this locator handles.
+    fn extensions(&self) -> &[&str];
+
+    /// The `format` names this locator produces in [`FileIndex::format`], so that a stored
+    /// entry finds its locator again (`json` produces `ndjson` and `json_array`).
+    fn formats(&self) -> &[&str];
+
+    /// One pass over the file: row count, blocks, schema and statistics.
+    fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex>;
+
+    /// Reads local rows of the file as Arrow record batches (see [`ReadRequest`]).
+    fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter>;
+}

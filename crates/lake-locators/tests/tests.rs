@@ -1,0 +1,1 @@
+//! Integration tests of `lake-locators`, one binary with one module per format.

@@ -1,0 +1,1 @@
+//! Integration tests of `tsfile-format`, one binary with one module per area.

@@ -1,0 +1,73 @@
+//! Benchmarks: figures side by side with the peer each issue names, as ratios from the same
+//! run. `cargo xtask bench [NAME…]` re-runs xtask in a release build (`bench-inner`), so that
+//! the debug `cargo xtask` stays quick to build while the figures come from optimised code.
+
+use std::process::Command;
+
+use anyhow::Context;
+
+/// A registered benchmark: its name and the function that runs it and prints its figures.
+pub struct Bench {
+    /// The benchmark's name on the command line.
+    pub name: &'static str,
+    /// What it measures, for the listing.
+    pub about: &'static str,
+    /// Runs it (in the release build) and prints figures.
+    pub run: fn() -> anyhow::Result<()>,
+}
+
+/// Every registered benchmark.
+pub fn benches() -> Vec<Bench> {
+    vec![]
+}
+
+/// `cargo xtask bench [NAME…]`: builds xtask in release and runs the benchmarks there.
+pub fn main(names: &[String]) -> anyhow::Result<u8> {
+    if benches().is_empty() {
+        println!("no benchmark is registered yet");
+        return Ok(0);
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args([
+            "run",
+            "--release",
+            "--quiet",
+            "--package",
+            "xtask",
+            "--",
+            "bench-inner",
+        ])
+        .args(names)
+        .current_dir(crate::workspace_root())
+        .status()
+        .context("cannot run cargo")?;
+    Ok(status.code().unwrap_or(2).clamp(0, 255) as u8)
+}
+
+/// The release-build side of `cargo xtask bench`.
+pub fn inner(names: &[String]) -> anyhow::Result<u8> {
+    let all = benches();
+    let mut failed = false;
+    for bench in &all {
+        if !names.is_empty() && !names.iter().any(|n| n == bench.name) {
+            continue;
+        }
+        println!("== bench {}: {}", bench.name, bench.about);
+        if let Err(err) = (bench.run)() {
+            eprintln!("bench {} failed: {err:#}", bench.name);
+            failed = true;
+        }
+    }
+    for name in names {
+        if !all.iter().any(|b| b.name == name) {
+            let known: Vec<&str> = all.iter().map(|b| b.name).collect();
+            eprintln!(
+                "unknown benchmark {name:?}; registered: {}",
+                known.join(", ")
+            );
+            failed = true;
+        }
+    }
+    Ok(u8::from(failed))
+}

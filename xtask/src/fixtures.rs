@@ -1,0 +1,36 @@
+//! `cargo xtask fixtures`: regenerates everything in `testdata/` deterministically. Each
+//! generator registers itself in [`generators`] and writes below the folder it is given.
+
+use std::path::Path;
+
+/// A registered fixture generator.
+pub struct Generator {
+    /// Its name (also the sub-folder of `testdata/` it owns).
+    pub name: &'static str,
+    /// Writes the fixtures into `testdata/<name>`.
+    pub run: fn(&Path) -> anyhow::Result<()>,
+}
+
+/// Every registered generator.
+pub fn generators() -> Vec<Generator> {
+    vec![]
+}
+
+/// `cargo xtask fixtures [NAME…]`.
+pub fn main(names: &[String]) -> anyhow::Result<u8> {
+    let testdata = crate::workspace_root().join("testdata");
+    let all = generators();
+    if all.is_empty() {
+        println!("no fixture generator is registered yet");
+        return Ok(0);
+    }
+    for generator in all {
+        if !names.is_empty() && !names.iter().any(|n| n == generator.name) {
+            continue;
+        }
+        let dir = testdata.join(generator.name);
+        println!("fixtures: writing {}", dir.display());
+        (generator.run)(&dir)?;
+    }
+    Ok(0)
+}
