@@ -91,4 +91,22 @@ pub enum Error {
         /// Why, and what to do about it.
         reason: String,
     },
+    /// The file does not start (or end) with the `TsFile` magic.
+    #[error("bad magic at byte {offset}: expected \"TsFile\", found {found:02x?}")]
+    BadMagic {
+        /// Absolute offset where the magic was expected.
+        offset: u64,
+        /// The bytes found there (at most 6).
+        found: Vec<u8>,
+    },
+    /// A metadata index node broke one of the five checks of the index lookup rules.
+    #[error("metadata index node at byte {offset} breaks rule \"{rule}\": {reason}")]
+    IndexNode {
+        /// The rule that was broken.
+        rule: crate::metadata_index::IndexNodeRule,
+        /// Absolute offset of the node (or of the offending entry).
+        offset: u64,
+        /// What exactly was wrong, for a human.
+        reason: String,
+    },
 }

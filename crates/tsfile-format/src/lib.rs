@@ -25,7 +25,13 @@
 //! assert_eq!(c.read_var_str("device segment").unwrap().as_deref(), Some("d1"));
 //! ```
 
+pub mod chunk;
 pub mod cursor;
+pub mod device_id;
 pub mod error;
+pub mod metadata_index;
+pub mod page;
+pub mod statistics;
+pub mod types;
 
 pub use error::{Error, Result};
