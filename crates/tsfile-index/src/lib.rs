@@ -5,3 +5,17 @@
 //! bytes), walking the device/measurement index tree, reading chunks and pages, and the Arrow
 //! bridge. It must never implement a byte codec itself (those live in `tsfile-format`) and
 //! never knows about lakes or maps.
+//!
+//! The reading path follows `docs/tsfile.md` §12: head and tail magics and the exact metadata
+//! length → TsFileMetadata (table roots, schemas, Bloom filter, properties) → the device index
+//! tree (§7.4) → a device's measurement index → TimeseriesMetadata → ChunkMetadata → chunk
+//! header → pages (decompress, split, decode) → Arrow record batches.
+
+pub mod arrow_types;
+pub mod column;
+pub mod error;
+pub mod io;
+pub mod mmap;
+
+pub use error::{Error, Result};
+pub use io::ChunkReader;

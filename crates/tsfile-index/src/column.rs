@@ -1,0 +1,344 @@
+//! Arrow column builders fed with decoded page values, nulls and selections.
+//!
+//! A [`ColumnBuilder`] owns one output column of a known TsFile type. Readers append
+//! decoded values (all present, for non-aligned pages) or values paired with the MSB-first
+//! presence bitmap of an aligned value page, restricted to a row window when a time filter cuts
+//! a page; [`ColumnBuilder::finish`] yields the Arrow array.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    ArrayBuilder,
+    BinaryBuilder, BooleanBuilder, Date32Builder, Float32Builder, Float64Builder, Int32Builder,
+    Int64Builder, StringBuilder,
+};
+use arrow_array::types::{
+    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType,
+};
+use arrow_array::{ArrayRef, Int64Array};
+use arrow_schema::TimeUnit;
+use tsfile_format::types::TSDataType;
+
+use crate::arrow_types::{TimeRepr, date_to_days};
+use crate::error::{Error, Result};
+
+/// The decoded non-null values of one page, in row order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PageValues {
+    /// BOOLEAN values.
+    Boolean(Vec<bool>),
+    /// INT32 and DATE values (DATE as stored, `yyyymmdd`).
+    Int32(Vec<i32>),
+    /// INT64 and TIMESTAMP values.
+    Int64(Vec<i64>),
+    /// FLOAT values.
+    Float(Vec<f32>),
+    /// DOUBLE values.
+    Double(Vec<f64>),
+    /// TEXT, STRING and BLOB values.
+    Binary(Vec<Vec<u8>>),
+}
+
+impl PageValues {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        match self {
+            PageValues::Boolean(v) => v.len(),
+            PageValues::Int32(v) => v.len(),
+            PageValues::Int64(v) => v.len(),
+            PageValues::Float(v) => v.len(),
+            PageValues::Double(v) => v.len(),
+            PageValues::Binary(v) => v.len(),
+        }
+    }
+
+    /// True when there are no values.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The Arrow builder behind a [`ColumnBuilder`].
+#[derive(Debug)]
+enum Inner {
+    Boolean(BooleanBuilder),
+    Int32(Int32Builder),
+    Int64(Int64Builder),
+    Timestamp(Int64Builder, TimeRepr),
+    Float(Float32Builder),
+    Double(Float64Builder),
+    Utf8(StringBuilder),
+    Binary(BinaryBuilder),
+    Date(Date32Builder),
+}
+
+/// Builds one Arrow column of TsFile type `data_type` from decoded pages.
+#[derive(Debug)]
+pub struct ColumnBuilder {
+    data_type: TSDataType,
+    inner: Inner,
+    /// Offset of the page being appended, for error messages.
+    page_offset: u64,
+}
+
+impl ColumnBuilder {
+    /// A builder for values of `data_type`, with TIMESTAMP represented as `time`.
+    pub fn new(data_type: TSDataType, time: TimeRepr, capacity: usize) -> Result<Self> {
+        let inner = match data_type {
+            TSDataType::Boolean => Inner::Boolean(BooleanBuilder::with_capacity(capacity)),
+            TSDataType::Int32 => Inner::Int32(Int32Builder::with_capacity(capacity)),
+            TSDataType::Int64 => Inner::Int64(Int64Builder::with_capacity(capacity)),
+            TSDataType::Timestamp => Inner::Timestamp(Int64Builder::with_capacity(capacity), time),
+            TSDataType::Float => Inner::Float(Float32Builder::with_capacity(capacity)),
+            TSDataType::Double => Inner::Double(Float64Builder::with_capacity(capacity)),
+            TSDataType::Text | TSDataType::String => {
+                Inner::Utf8(StringBuilder::with_capacity(capacity, capacity * 8))
+            }
+            TSDataType::Blob => Inner::Binary(BinaryBuilder::with_capacity(capacity, capacity * 8)),
+            TSDataType::Date => Inner::Date(Date32Builder::with_capacity(capacity)),
+            TSDataType::Vector | TSDataType::Unknown => {
+                return Err(Error::Request(format!("a {data_type} column carries no values")));
+            }
+        };
+        Ok(Self { data_type, inner, page_offset: 0 })
+    }
+
+    /// The TsFile type of the column.
+    pub fn data_type(&self) -> TSDataType {
+        self.data_type
+    }
+
+    /// Sets the file offset reported by errors for the values appended next.
+    pub fn at_page(&mut self, offset: u64) {
+        self.page_offset = offset;
+    }
+
+    /// Appends `n` nulls.
+    pub fn append_nulls(&mut self, n: usize) {
+        match &mut self.inner {
+            Inner::Boolean(b) => b.append_nulls(n),
+            Inner::Int32(b) => b.append_nulls(n),
+            Inner::Int64(b) | Inner::Timestamp(b, _) => b.append_nulls(n),
+            Inner::Float(b) => b.append_nulls(n),
+            Inner::Double(b) => b.append_nulls(n),
+            Inner::Utf8(b) => {
+                for _ in 0..n {
+                    b.append_null();
+                }
+            }
+            Inner::Binary(b) => {
+                for _ in 0..n {
+                    b.append_null();
+                }
+            }
+            Inner::Date(b) => b.append_nulls(n),
+        }
+    }
+
+    /// Appends `values[range]`, all present.
+    pub fn append_values(&mut self, values: &PageValues, range: std::ops::Range<usize>) -> Result<()> {
+        let page = self.page_offset;
+        match (&mut self.inner, values) {
+            (Inner::Boolean(b), PageValues::Boolean(v)) => b.append_slice(slice(v, &range, page)?),
+            (Inner::Int32(b), PageValues::Int32(v)) => b.append_slice(slice(v, &range, page)?),
+            (Inner::Int64(b) | Inner::Timestamp(b, _), PageValues::Int64(v)) => {
+                b.append_slice(slice(v, &range, page)?)
+            }
+            (Inner::Float(b), PageValues::Float(v)) => b.append_slice(slice(v, &range, page)?),
+            (Inner::Double(b), PageValues::Double(v)) => b.append_slice(slice(v, &range, page)?),
+            (Inner::Date(b), PageValues::Int32(v)) => {
+                for &d in slice(v, &range, page)? {
+                    b.append_value(date(d, page)?);
+                }
+            }
+            (Inner::Utf8(b), PageValues::Binary(v)) => {
+                for bytes in slice(v, &range, page)? {
+                    b.append_value(utf8(bytes, page)?);
+                }
+            }
+            (Inner::Binary(b), PageValues::Binary(v)) => {
+                for bytes in slice(v, &range, page)? {
+                    b.append_value(bytes);
+                }
+            }
+            _ => return Err(self.mismatch()),
+        }
+        Ok(())
+    }
+
+    /// Appends rows `rows` of an aligned value page: `bitmap` is the page's MSB-first presence
+    /// bitmap and `values` holds one value per set bit of the whole page, in row order.
+    pub fn append_masked(
+        &mut self,
+        values: &PageValues,
+        bitmap: &[u8],
+        rows: std::ops::Range<usize>,
+    ) -> Result<()> {
+        let page = self.page_offset;
+        let mut next = present_before(bitmap, rows.start);
+        let mut row = rows.start;
+        // Appends runs of present rows and runs of nulls, not single cells, to keep the
+        // per-row cost of the builders low.
+        while row < rows.end {
+            let present = is_present(bitmap, row);
+            let mut end = row + 1;
+            while end < rows.end && is_present(bitmap, end) == present {
+                end += 1;
+            }
+            let run = end - row;
+            if present {
+                if next + run > values.len() {
+                    return Err(Error::corrupt(
+                        "value page",
+                        page,
+                        format!(
+                            "bitmap marks more rows present than the {} values decoded",
+                            values.len()
+                        ),
+                    ));
+                }
+                self.append_values(values, next..next + run)?;
+                next += run;
+            } else {
+                self.append_nulls(run);
+            }
+            row = end;
+        }
+        Ok(())
+    }
+
+    /// Number of rows appended so far.
+    pub fn len(&self) -> usize {
+        match &self.inner {
+            Inner::Boolean(b) => b.len(),
+            Inner::Int32(b) => b.len(),
+            Inner::Int64(b) | Inner::Timestamp(b, _) => b.len(),
+            Inner::Float(b) => b.len(),
+            Inner::Double(b) => b.len(),
+            Inner::Utf8(b) => b.len(),
+            Inner::Binary(b) => b.len(),
+            Inner::Date(b) => b.len(),
+        }
+    }
+
+    /// True when nothing was appended.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The finished Arrow array.
+    pub fn finish(&mut self) -> ArrayRef {
+        match &mut self.inner {
+            Inner::Boolean(b) => Arc::new(b.finish()),
+            Inner::Int32(b) => Arc::new(b.finish()),
+            Inner::Int64(b) => Arc::new(b.finish()),
+            Inner::Timestamp(b, repr) => time_array(b.finish(), *repr),
+            Inner::Float(b) => Arc::new(b.finish()),
+            Inner::Double(b) => Arc::new(b.finish()),
+            Inner::Utf8(b) => Arc::new(b.finish()),
+            Inner::Binary(b) => Arc::new(b.finish()),
+            Inner::Date(b) => Arc::new(b.finish()),
+        }
+    }
+
+    fn mismatch(&self) -> Error {
+        Error::corrupt(
+            "page",
+            self.page_offset,
+            format!("decoded values do not match the column type {}", self.data_type),
+        )
+    }
+}
+
+/// An `Int64Array` of stored times as the Arrow type `repr` asks for.
+pub fn time_array(values: Int64Array, repr: TimeRepr) -> ArrayRef {
+    match repr {
+        TimeRepr::Int64 => Arc::new(values),
+        TimeRepr::Timestamp(TimeUnit::Second) => {
+            Arc::new(values.reinterpret_cast::<TimestampSecondType>())
+        }
+        TimeRepr::Timestamp(TimeUnit::Millisecond) => {
+            Arc::new(values.reinterpret_cast::<TimestampMillisecondType>())
+        }
+        TimeRepr::Timestamp(TimeUnit::Microsecond) => {
+            Arc::new(values.reinterpret_cast::<TimestampMicrosecondType>())
+        }
+        TimeRepr::Timestamp(TimeUnit::Nanosecond) => {
+            Arc::new(values.reinterpret_cast::<TimestampNanosecondType>())
+        }
+    }
+}
+
+/// True when row `row` is present in an MSB-first bitmap.
+pub fn is_present(bitmap: &[u8], row: usize) -> bool {
+    bitmap.get(row / 8).is_some_and(|b| b & (0x80 >> (row % 8)) != 0)
+}
+
+/// Number of present rows before row `row` in an MSB-first bitmap.
+pub fn present_before(bitmap: &[u8], row: usize) -> usize {
+    let full = (row / 8).min(bitmap.len());
+    let mut n: usize = bitmap[..full].iter().map(|b| b.count_ones() as usize).sum();
+    if let Some(b) = bitmap.get(row / 8)
+        && row % 8 != 0
+    {
+        n += (b & !(0xFFu8 >> (row % 8))).count_ones() as usize;
+    }
+    n
+}
+
+fn slice<'a, T>(v: &'a [T], range: &std::ops::Range<usize>, page: u64) -> Result<&'a [T]> {
+    v.get(range.clone()).ok_or_else(|| {
+        Error::corrupt(
+            "page",
+            page,
+            format!("rows {range:?} asked of a page that decoded {} values", v.len()),
+        )
+    })
+}
+
+fn date(v: i32, page: u64) -> Result<i32> {
+    date_to_days(v).ok_or_else(|| Error::corrupt("DATE value", page, format!("{v} is not a yyyymmdd date")))
+}
+
+fn utf8(bytes: &[u8], page: u64) -> Result<&str> {
+    std::str::from_utf8(bytes)
+        .map_err(|_| Error::corrupt("text value", page, "not valid UTF-8"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Array, Int32Array};
+
+    #[test]
+    fn bitmap_helpers() {
+        let bm = [0b1010_0000u8, 0b1000_0000];
+        assert!(is_present(&bm, 0));
+        assert!(!is_present(&bm, 1));
+        assert!(is_present(&bm, 2));
+        assert!(is_present(&bm, 8));
+        assert!(!is_present(&bm, 100));
+        assert_eq!(present_before(&bm, 0), 0);
+        assert_eq!(present_before(&bm, 3), 2);
+        assert_eq!(present_before(&bm, 9), 3);
+    }
+
+    #[test]
+    fn masked_append_with_window() {
+        let mut b = ColumnBuilder::new(TSDataType::Int32, TimeRepr::default(), 4).unwrap();
+        // Rows: 0 present (7), 1 null, 2 present (8), 3 present (9); take rows 1..4.
+        let values = PageValues::Int32(vec![7, 8, 9]);
+        b.append_masked(&values, &[0b1011_0000], 1..4).unwrap();
+        let arr = b.finish();
+        let arr = arr.as_any().downcast_ref::<Int32Array>().unwrap();
+        assert_eq!(arr.iter().collect::<Vec<_>>(), vec![None, Some(8), Some(9)]);
+    }
+
+    #[test]
+    fn lying_bitmap_is_an_error() {
+        let mut b = ColumnBuilder::new(TSDataType::Int32, TimeRepr::default(), 4).unwrap();
+        let values = PageValues::Int32(vec![7]);
+        assert!(b.append_masked(&values, &[0b1100_0000], 0..2).is_err());
+    }
+}
