@@ -25,13 +25,17 @@
 //! assert_eq!(c.read_var_str("device segment").unwrap().as_deref(), Some("d1"));
 //! ```
 
+pub mod bloom_filter;
 pub mod chunk;
 pub mod cursor;
 pub mod device_id;
 pub mod error;
+pub mod file;
 pub mod metadata_index;
 pub mod page;
+pub mod schema;
 pub mod statistics;
+pub mod timeseries;
 pub mod types;
 
 pub use error::{Error, Result};
