@@ -5,3 +5,32 @@
 //! handlers), the map file (`.br_map.bazan`, schemas 1–3, written atomically, loaded
 //! zero-copy from a memory map), global row numbering, `locate_row` and `slice`. It must
 //! never parse a data format itself (that is a locator's job) and never depend on TsFile.
+//!
+//! The usual flow: [`create_map`] (discover, index in parallel, write), later [`load_map`],
+//! then [`LakeMap::locate_row`] and [`LakeMap::slice`].
+
+pub mod config;
+pub mod create;
+pub mod discovery;
+pub mod error;
+pub mod handlers;
+pub mod lake_map;
+pub mod map_file;
+pub mod read;
+pub mod show;
+
+pub use config::{DEFAULT_STRIDE, Fingerprint, MapConfig};
+pub use create::{
+    CreateOptions, CreateReport, FileFailure, Progress, ProgressFn, create_map, create_map_with,
+    hash_file,
+};
+pub use discovery::{
+    DiscoveredFile, Discovery, LEGACY_MAP_FILE_NAME, MAP_FILE_NAME, SkipReason, Skipped, discover,
+    resolve_map_path,
+};
+pub use error::{Error, Result};
+pub use handlers::{Handler, HandlerRegistry};
+pub use lake_locators::StatsColumns;
+pub use lake_map::{Entry, LakeMap, Location, MapEntry, Segment, assign_first_global_rows};
+pub use map_file::{MAP_SCHEMA, load_map, load_map_file, map_schema, write_map, write_map_to};
+pub use read::FileSlice;

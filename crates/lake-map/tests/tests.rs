@@ -1,1 +1,8 @@
 //! Integration tests of `lake-map`.
+
+mod atomic;
+mod common;
+mod legacy;
+mod map_file;
+mod security;
+mod slicing;

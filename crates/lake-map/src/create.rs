@@ -1,0 +1,214 @@
+//! `create_map`: discovery, then every file indexed by its handler in parallel (rayon), then
+//! the map written atomically. An unreadable or malformed file fails the build with its path
+//! and the reason, unless `skip_errors` is set: then it is left out and reported in
+//! [`CreateReport::failures`], never silently.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use lake_locators::IndexOptions;
+use lake_locators::types::schema_to_json;
+use rayon::prelude::*;
+
+use crate::config::{Fingerprint, MapConfig};
+use crate::discovery::{DiscoveredFile, discover, mtime_ms};
+use crate::error::{Error, Result};
+use crate::handlers::HandlerRegistry;
+use crate::lake_map::{LakeMap, MapEntry, assign_first_global_rows};
+use crate::map_file::write_map;
+
+/// Progress of a build, passed to the callback after each indexed file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Files indexed so far.
+    pub done_files: u64,
+    /// Files to index.
+    pub total_files: u64,
+    /// Bytes of the files indexed so far.
+    pub done_bytes: u64,
+    /// Bytes of all files to index.
+    pub total_bytes: u64,
+}
+
+/// A progress callback (called from worker threads).
+pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Everything `create_map_with` needs besides the root.
+#[derive(Clone, Default)]
+pub struct CreateOptions {
+    /// The configuration stored in the map.
+    pub config: MapConfig,
+    /// Built-in and dynamic handlers.
+    pub registry: HandlerRegistry,
+    /// Leave unreadable files out (and report them) instead of failing.
+    pub skip_errors: bool,
+    /// Called after each indexed file.
+    pub progress: Option<ProgressFn>,
+    /// Build the map in memory only, without writing `.br_map.bazan`.
+    pub dry_run: bool,
+}
+
+impl std::fmt::Debug for CreateOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CreateOptions")
+            .field("config", &self.config)
+            .field("registry", &self.registry)
+            .field("skip_errors", &self.skip_errors)
+            .field("dry_run", &self.dry_run)
+            .finish()
+    }
+}
+
+/// A file left out of the map with `skip_errors`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileFailure {
+    /// Relative path.
+    pub path: String,
+    /// The error, naming the file.
+    pub message: String,
+}
+
+/// The result of a build.
+#[derive(Debug)]
+pub struct CreateReport {
+    /// The map (already written unless `dry_run`).
+    pub map: LakeMap,
+    /// Files left out because they failed (only with `skip_errors`).
+    pub failures: Vec<FileFailure>,
+    /// Wall time of the build.
+    pub elapsed: Duration,
+}
+
+/// Builds and writes the map of the lake at `root` with the built-in handlers.
+pub fn create_map(root: &Path, config: &MapConfig) -> Result<LakeMap> {
+    let options = CreateOptions {
+        config: config.clone(),
+        ..CreateOptions::default()
+    };
+    create_map_with(root, &options).map(|r| r.map)
+}
+
+/// Builds (and, unless `dry_run`, writes) the map of the lake at `root`.
+pub fn create_map_with(root: &Path, options: &CreateOptions) -> Result<CreateReport> {
+    let started = Instant::now();
+    options.config.validate()?;
+    let found = discover(root, &options.registry)?;
+    let total_files = found.files.len() as u64;
+    let total_bytes: u64 = found.files.iter().map(|f| f.size_bytes).sum();
+    let done_files = AtomicU64::new(0);
+    let done_bytes = AtomicU64::new(0);
+    let results: Vec<Result<MapEntry>> = found
+        .files
+        .par_iter()
+        .map(|f| {
+            let r = index_file(root, f, &options.config);
+            let files = done_files.fetch_add(1, Ordering::Relaxed) + 1;
+            let bytes = done_bytes.fetch_add(f.size_bytes, Ordering::Relaxed) + f.size_bytes;
+            if let Some(cb) = &options.progress {
+                cb(Progress {
+                    done_files: files,
+                    total_files,
+                    done_bytes: bytes,
+                    total_bytes,
+                });
+            }
+            r
+        })
+        .collect();
+    let mut entries = Vec::with_capacity(results.len());
+    let mut failures = Vec::new();
+    for (file, result) in found.files.iter().zip(results) {
+        match result {
+            Ok(e) => entries.push(e),
+            Err(err) if options.skip_errors => failures.push(FileFailure {
+                path: file.path.clone(),
+                message: err.to_string(),
+            }),
+            Err(err) => return Err(err),
+        }
+    }
+    assign_first_global_rows(&mut entries);
+    let map = LakeMap::from_entries(root, options.config.clone(), &entries)?;
+    if !options.dry_run {
+        write_map(&map)?;
+    }
+    Ok(CreateReport {
+        map,
+        failures,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Indexes one discovered file into a map entry.
+pub fn index_file(root: &Path, file: &DiscoveredFile, config: &MapConfig) -> Result<MapEntry> {
+    let full = root.join(&file.path);
+    let options = IndexOptions {
+        stride: config.checkpoint_stride_rows,
+        stats: config.stats_columns.clone(),
+    };
+    let index = file.handler.locator.index(&full, &options)?;
+    let blake3 = match config.fingerprint {
+        Fingerprint::Metadata => None,
+        Fingerprint::Blake3 => Some(hash_file(&full)?),
+    };
+    // A file that changed while it was read would be stored with a fingerprint that does
+    // not match its index.
+    let meta = std::fs::metadata(&full).map_err(|e| Error::io(&full, e))?;
+    if meta.len() != file.size_bytes || mtime_ms(&meta) != file.mtime_ms {
+        return Err(Error::Stale {
+            path: full,
+            message: "the file changed while it was indexed".into(),
+        });
+    }
+    let row_groups_json = if file.handler.dynamic {
+        "[]".to_string()
+    } else {
+        let block_rows: u64 = index.blocks.iter().map(|b| b.row_count).sum();
+        if !index.blocks.is_empty() && block_rows != index.row_count {
+            return Err(Error::Index {
+                path: full,
+                message: format!(
+                    "the {} locator's blocks hold {block_rows} rows but the file has {}",
+                    file.handler.locator.name(),
+                    index.row_count
+                ),
+            });
+        }
+        to_json(&index.blocks, &full)?
+    };
+    let stats_json = if config.stats_columns.is_none() {
+        None
+    } else {
+        Some(to_json(&index.stats.unwrap_or_default(), &full)?)
+    };
+    Ok(MapEntry {
+        path: file.path.clone(),
+        format: index.format,
+        size_bytes: file.size_bytes,
+        mtime_ms: file.mtime_ms,
+        row_count: index.row_count,
+        first_global_row: 0,
+        row_groups_json,
+        blake3,
+        stats_json,
+        schema_json: Some(schema_to_json(&index.schema).to_string()),
+    })
+}
+
+fn to_json<T: serde::Serialize>(value: &T, path: &Path) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| Error::Index {
+        path: path.to_path_buf(),
+        message: format!("cannot serialise the index: {e}"),
+    })
+}
+
+/// The lowercase hex BLAKE3 digest of a whole file (memory-mapped).
+pub fn hash_file(path: &Path) -> Result<String> {
+    let mut hasher = blake3::Hasher::new();
+    hasher
+        .update_mmap_rayon(path)
+        .map_err(|e| Error::io(path, e))?;
+    Ok(hasher.finalize().to_hex().to_string())
+}

@@ -1,0 +1,497 @@
+//! The in-memory [`LakeMap`] (§2.3): the entries as Arrow columns (zero-copy from the map
+//! file's memory map), the totals, the configuration, [`LakeMap::locate_row`] and the slice
+//! plan that [`crate::slice`] reads.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
+use lake_locators::{Block, Stats};
+use serde_json::Value;
+
+use crate::config::MapConfig;
+use crate::discovery::check_entry_path;
+use crate::error::{Error, Result};
+use crate::map_file::{MAP_SCHEMA, map_schema};
+
+/// One map entry, owned (what [`crate::create`] produces and the writer stores).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapEntry {
+    /// Path relative to the lake root, `/`-separated.
+    pub path: String,
+    /// Handler name (`parquet`, `csv`, `ndjson`, a dynamic handler's name, ...).
+    pub format: String,
+    /// Size in bytes when indexed.
+    pub size_bytes: u64,
+    /// Modification time in ms since the Unix epoch when indexed.
+    pub mtime_ms: i64,
+    /// Rows in the file.
+    pub row_count: u64,
+    /// Global index of the file's first row.
+    pub first_global_row: u64,
+    /// JSON array of the file's blocks (`[]` when none).
+    pub row_groups_json: String,
+    /// Lowercase hex BLAKE3 digest, when the fingerprint mode is `blake3`.
+    pub blake3: Option<String>,
+    /// JSON object of column statistics, `None` when stats are off.
+    pub stats_json: Option<String>,
+    /// The file's schema as JSON (`[{name, type, nullable}]`).
+    pub schema_json: Option<String>,
+}
+
+/// A borrowed view of one entry of a loaded map.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Entry<'a> {
+    /// Position of the entry in map order.
+    pub index: usize,
+    /// Path relative to the lake root, `/`-separated.
+    pub path: &'a str,
+    /// Handler name.
+    pub format: &'a str,
+    /// Size in bytes when indexed.
+    pub size_bytes: u64,
+    /// Modification time in ms since the Unix epoch when indexed.
+    pub mtime_ms: i64,
+    /// Rows in the file.
+    pub row_count: u64,
+    /// Global index of the file's first row.
+    pub first_global_row: u64,
+    /// JSON array of blocks (`[]` when none).
+    pub row_groups_json: &'a str,
+    /// BLAKE3 digest (fingerprint `blake3` only).
+    pub blake3: Option<&'a str>,
+    /// Statistics JSON, `None` when off.
+    pub stats_json: Option<&'a str>,
+    /// Schema JSON.
+    pub schema_json: Option<&'a str>,
+}
+
+impl Entry<'_> {
+    /// The owned form of this entry.
+    pub fn to_owned_entry(&self) -> MapEntry {
+        MapEntry {
+            path: self.path.to_string(),
+            format: self.format.to_string(),
+            size_bytes: self.size_bytes,
+            mtime_ms: self.mtime_ms,
+            row_count: self.row_count,
+            first_global_row: self.first_global_row,
+            row_groups_json: self.row_groups_json.to_string(),
+            blake3: self.blake3.map(str::to_string),
+            stats_json: self.stats_json.map(str::to_string),
+            schema_json: self.schema_json.map(str::to_string),
+        }
+    }
+
+    /// The parsed statistics (`None` when off).
+    pub fn stats(&self) -> Result<Option<Stats>> {
+        self.stats_json
+            .map(|s| {
+                serde_json::from_str(s)
+                    .map_err(|e| Error::invalid(self.path, format!("stats_json of the entry: {e}")))
+            })
+            .transpose()
+    }
+
+    /// The parsed schema JSON (`None` when not stored).
+    pub fn schema_value(&self) -> Result<Option<Value>> {
+        self.schema_json
+            .map(|s| {
+                serde_json::from_str(s).map_err(|e| {
+                    Error::invalid(self.path, format!("schema_json of the entry: {e}"))
+                })
+            })
+            .transpose()
+    }
+}
+
+/// Where a global row lives: the entry, the row within the file, and its block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Location<'a> {
+    /// The global row asked for.
+    pub global_row: u64,
+    /// The entry holding it.
+    pub entry: Entry<'a>,
+    /// The row within the file.
+    pub local_row: u64,
+    /// The block holding it, `None` for entries without locators.
+    pub block: Option<Block>,
+}
+
+/// One file's part of a slice: local rows `[local_start, local_start + len)` of an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// Index of the entry in map order.
+    pub index: usize,
+    /// First local row.
+    pub local_start: u64,
+    /// Rows.
+    pub len: u64,
+}
+
+/// The Lake Map in memory: entries, totals and configuration.
+pub struct LakeMap {
+    root: PathBuf,
+    config: MapConfig,
+    map_schema: u32,
+    batch: RecordBatch,
+    cols: Columns,
+    total_rows: u64,
+    total_bytes: u64,
+    blocks: Vec<OnceLock<Arc<Vec<Block>>>>,
+}
+
+impl std::fmt::Debug for LakeMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LakeMap")
+            .field("root", &self.root)
+            .field("config", &self.config)
+            .field("map_schema", &self.map_schema)
+            .field("total_files", &self.total_files())
+            .field("total_rows", &self.total_rows)
+            .field("total_bytes", &self.total_bytes)
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Columns {
+    path: StringArray,
+    format: StringArray,
+    size_bytes: Int64Array,
+    mtime_ms: Int64Array,
+    row_count: Int64Array,
+    first_global_row: Int64Array,
+    row_groups_json: StringArray,
+    blake3: StringArray,
+    stats_json: StringArray,
+    schema_json: StringArray,
+}
+
+fn column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a ArrayRef> {
+    batch.schema().index_of(name).ok().map(|i| batch.column(i))
+}
+
+fn opt_str(a: &StringArray, i: usize) -> Option<&str> {
+    if a.is_null(i) { None } else { Some(a.value(i)) }
+}
+
+impl LakeMap {
+    /// Builds a map from owned entries in map order; `first_global_row` must already be the
+    /// running sum of `row_count` (see [`assign_first_global_rows`]).
+    pub fn from_entries(root: &Path, config: MapConfig, entries: &[MapEntry]) -> Result<Self> {
+        let batch = entries_to_batch(entries, &config)?;
+        Self::from_batch(root, config, MAP_SCHEMA, batch, root)
+    }
+
+    /// Wraps a schema-3 shaped batch, checking every entry (`origin` names the map file in
+    /// errors).
+    pub(crate) fn from_batch(
+        root: &Path,
+        config: MapConfig,
+        map_schema: u32,
+        batch: RecordBatch,
+        origin: &Path,
+    ) -> Result<Self> {
+        let utf8 = |name: &str, nullable: bool| -> Result<StringArray> {
+            let col = column(&batch, name)
+                .ok_or_else(|| Error::invalid(origin, format!("missing column {name:?}")))?;
+            let arr = col.as_string_opt::<i32>().ok_or_else(|| {
+                Error::invalid(
+                    origin,
+                    format!(
+                        "column {name:?} has type {}, expected Utf8",
+                        col.data_type()
+                    ),
+                )
+            })?;
+            if !nullable && arr.null_count() > 0 {
+                return Err(Error::invalid(origin, format!("column {name:?} has nulls")));
+            }
+            Ok(arr.clone())
+        };
+        let int = |name: &str| -> Result<Int64Array> {
+            let col = column(&batch, name)
+                .ok_or_else(|| Error::invalid(origin, format!("missing column {name:?}")))?;
+            let arr = col.as_primitive_opt::<Int64Type>().ok_or_else(|| {
+                Error::invalid(
+                    origin,
+                    format!(
+                        "column {name:?} has type {}, expected Int64",
+                        col.data_type()
+                    ),
+                )
+            })?;
+            if arr.null_count() > 0 {
+                return Err(Error::invalid(origin, format!("column {name:?} has nulls")));
+            }
+            Ok(arr.clone())
+        };
+        let cols = Columns {
+            path: utf8("path", false)?,
+            format: utf8("format", false)?,
+            size_bytes: int("size_bytes")?,
+            mtime_ms: int("mtime_ms")?,
+            row_count: int("row_count")?,
+            first_global_row: int("first_global_row")?,
+            row_groups_json: utf8("row_groups_json", false)?,
+            blake3: utf8("blake3", true)?,
+            stats_json: utf8("stats_json", true)?,
+            schema_json: utf8("schema_json", true)?,
+        };
+        let n = batch.num_rows();
+        let mut expected_first: u64 = 0;
+        let mut total_bytes: u64 = 0;
+        for i in 0..n {
+            let path = cols.path.value(i);
+            check_entry_path(path).map_err(|why| Error::PathEscape {
+                map: origin.to_path_buf(),
+                entry: path.to_string(),
+                message: why.to_string(),
+            })?;
+            let size = cols.size_bytes.value(i);
+            let rows = cols.row_count.value(i);
+            let first = cols.first_global_row.value(i);
+            if size < 0 || rows < 0 || first < 0 {
+                return Err(Error::invalid(
+                    origin,
+                    format!("entry {path:?} has a negative size, row count or first row"),
+                ));
+            }
+            if first as u64 != expected_first {
+                return Err(Error::invalid(
+                    origin,
+                    format!(
+                        "entry {path:?}: first_global_row {first}, expected {expected_first} \
+                         (the running sum of row_count)"
+                    ),
+                ));
+            }
+            expected_first = expected_first
+                .checked_add(rows as u64)
+                .ok_or_else(|| Error::invalid(origin, "total row count overflows".to_string()))?;
+            total_bytes = total_bytes.saturating_add(size as u64);
+        }
+        let blocks = (0..n).map(|_| OnceLock::new()).collect();
+        Ok(LakeMap {
+            root: root.to_path_buf(),
+            config,
+            map_schema,
+            batch,
+            cols,
+            total_rows: expected_first,
+            total_bytes,
+            blocks,
+        })
+    }
+
+    /// The lake root the entry paths are relative to.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The stored configuration (old defaults for legacy maps).
+    pub fn config(&self) -> &MapConfig {
+        &self.config
+    }
+
+    /// The map schema the map was read from (1, 2 or 3).
+    pub fn map_schema(&self) -> u32 {
+        self.map_schema
+    }
+
+    /// True when the map stores locators (schema 2 and 3).
+    pub fn has_locators(&self) -> bool {
+        self.map_schema >= 2
+    }
+
+    /// The entries as one schema-3 record batch (what the writer stores).
+    pub fn batch(&self) -> &RecordBatch {
+        &self.batch
+    }
+
+    /// Number of entries.
+    pub fn total_files(&self) -> usize {
+        self.batch.num_rows()
+    }
+
+    /// Sum of the entries' row counts.
+    pub fn total_rows(&self) -> u64 {
+        self.total_rows
+    }
+
+    /// Sum of the entries' sizes.
+    pub fn total_bytes(&self) -> u64 {
+        self.total_bytes
+    }
+
+    /// True when the map has no entry.
+    pub fn is_empty(&self) -> bool {
+        self.total_files() == 0
+    }
+
+    /// Entry `i` in map order (panics when out of range, like slice indexing).
+    pub fn entry(&self, i: usize) -> Entry<'_> {
+        let c = &self.cols;
+        Entry {
+            index: i,
+            path: c.path.value(i),
+            format: c.format.value(i),
+            size_bytes: c.size_bytes.value(i) as u64,
+            mtime_ms: c.mtime_ms.value(i),
+            row_count: c.row_count.value(i) as u64,
+            first_global_row: c.first_global_row.value(i) as u64,
+            row_groups_json: c.row_groups_json.value(i),
+            blake3: opt_str(&c.blake3, i),
+            stats_json: opt_str(&c.stats_json, i),
+            schema_json: opt_str(&c.schema_json, i),
+        }
+    }
+
+    /// Every entry in map order.
+    pub fn entries(&self) -> impl ExactSizeIterator<Item = Entry<'_>> + '_ {
+        (0..self.total_files()).map(|i| self.entry(i))
+    }
+
+    /// Every entry, owned.
+    pub fn to_entries(&self) -> Vec<MapEntry> {
+        self.entries().map(|e| e.to_owned_entry()).collect()
+    }
+
+    /// The entry of a relative path, if the map has one.
+    pub fn find(&self, path: &str) -> Option<Entry<'_>> {
+        self.entries().find(|e| e.path == path)
+    }
+
+    /// The parsed blocks of entry `i` (cached after the first call).
+    pub fn blocks(&self, i: usize) -> Result<Arc<Vec<Block>>> {
+        if let Some(b) = self.blocks[i].get() {
+            return Ok(Arc::clone(b));
+        }
+        let e = self.entry(i);
+        let parsed: Vec<Block> = serde_json::from_str(e.row_groups_json).map_err(|err| {
+            Error::invalid(
+                self.root.join(e.path),
+                format!("row_groups_json of the entry: {err}"),
+            )
+        })?;
+        Ok(Arc::clone(self.blocks[i].get_or_init(|| Arc::new(parsed))))
+    }
+
+    /// The entry index holding global row `g`, and the local row (no file access).
+    pub fn locate_index(&self, g: u64) -> Result<(usize, u64)> {
+        if g >= self.total_rows {
+            return Err(Error::RowOutOfRange {
+                row: g,
+                total_rows: self.total_rows,
+            });
+        }
+        let firsts = self.cols.first_global_row.values();
+        // Zero-row entries share their first row with the next entry; the last entry whose
+        // first row is <= g is the one holding it.
+        let i = firsts.partition_point(|&f| f as u64 <= g) - 1;
+        Ok((i, g - firsts[i] as u64))
+    }
+
+    /// `locate_row(g)`: the entry, local row and block of global row `g`. Trusts the catalog.
+    pub fn locate_row(&self, g: u64) -> Result<Location<'_>> {
+        let (i, local) = self.locate_index(g)?;
+        let blocks = self.blocks(i)?;
+        let block = blocks
+            .iter()
+            .find(|b| b.row_count > 0 && b.row_range().contains(&local))
+            .cloned();
+        Ok(Location {
+            global_row: g,
+            entry: self.entry(i),
+            local_row: local,
+            block,
+        })
+    }
+
+    /// The files and local rows of global rows `[start, start + len)`, clamped at the end of
+    /// the lake; zero-row files are not listed.
+    pub fn plan_slice(&self, start: u64, len: u64) -> Vec<Segment> {
+        let end = start.saturating_add(len).min(self.total_rows);
+        let mut out = Vec::new();
+        if start >= end {
+            return out;
+        }
+        let Ok((mut i, mut local)) = self.locate_index(start) else {
+            return out;
+        };
+        let mut at = start;
+        while at < end && i < self.total_files() {
+            let e = self.entry(i);
+            let take = (e.row_count - local).min(end - at);
+            if take > 0 {
+                out.push(Segment {
+                    index: i,
+                    local_start: local,
+                    len: take,
+                });
+            }
+            at += take;
+            local = 0;
+            i += 1;
+        }
+        out
+    }
+}
+
+/// Sets each entry's `first_global_row` to the sum of the row counts before it.
+pub fn assign_first_global_rows(entries: &mut [MapEntry]) {
+    let mut next = 0u64;
+    for e in entries {
+        e.first_global_row = next;
+        next += e.row_count;
+    }
+}
+
+fn to_i64(v: u64, what: &str, path: &str) -> Result<i64> {
+    i64::try_from(v).map_err(|_| Error::Config(format!("{path}: {what} {v} exceeds i64")))
+}
+
+/// The schema-3 record batch of entries.
+pub(crate) fn entries_to_batch(entries: &[MapEntry], config: &MapConfig) -> Result<RecordBatch> {
+    let mut size = Vec::with_capacity(entries.len());
+    let mut rows = Vec::with_capacity(entries.len());
+    let mut first = Vec::with_capacity(entries.len());
+    for e in entries {
+        size.push(to_i64(e.size_bytes, "size_bytes", &e.path)?);
+        rows.push(to_i64(e.row_count, "row_count", &e.path)?);
+        first.push(to_i64(e.first_global_row, "first_global_row", &e.path)?);
+    }
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(
+            entries.iter().map(|e| &e.path),
+        )),
+        Arc::new(StringArray::from_iter_values(
+            entries.iter().map(|e| &e.format),
+        )),
+        Arc::new(Int64Array::from(size)),
+        Arc::new(Int64Array::from_iter_values(
+            entries.iter().map(|e| e.mtime_ms),
+        )),
+        Arc::new(Int64Array::from(rows)),
+        Arc::new(Int64Array::from(first)),
+        Arc::new(StringArray::from_iter_values(
+            entries.iter().map(|e| &e.row_groups_json),
+        )),
+        Arc::new(StringArray::from_iter(
+            entries.iter().map(|e| e.blake3.as_deref()),
+        )),
+        Arc::new(StringArray::from_iter(
+            entries.iter().map(|e| e.stats_json.as_deref()),
+        )),
+        Arc::new(StringArray::from_iter(
+            entries.iter().map(|e| e.schema_json.as_deref()),
+        )),
+    ];
+    RecordBatch::try_new(map_schema(config), columns).map_err(|source| Error::Arrow {
+        path: PathBuf::from("<map>"),
+        source,
+    })
+}

@@ -1,0 +1,455 @@
+//! The map file (§2): an Arrow IPC file of map schema 3, written atomically (temporary file
+//! in the same directory, fsync, rename, fsync of the directory) and loaded zero-copy from a
+//! memory map through arrow-ipc's `FileDecoder`. Legacy schema 1 and 2 maps are read with the
+//! old defaults.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, RecordBatch};
+use arrow_buffer::Buffer;
+use arrow_ipc::convert::fb_to_schema;
+use arrow_ipc::reader::{FileDecoder, read_footer_length};
+use arrow_ipc::writer::FileWriter;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+use crate::config::{
+    DEFAULT_STRIDE, Fingerprint, MapConfig, stats_columns_from_json, stats_columns_to_json,
+};
+use crate::discovery::resolve_map_path;
+use crate::error::{Error, Result};
+use crate::lake_map::{LakeMap, MapEntry, assign_first_global_rows};
+
+/// The map schema this crate writes.
+pub const MAP_SCHEMA: u32 = 3;
+
+const ARROW_MAGIC: &[u8; 6] = b"ARROW1";
+
+/// The ten columns of map schema 3 (§2.2) with the schema metadata of §2.1.
+pub fn map_schema(config: &MapConfig) -> SchemaRef {
+    let fields = vec![
+        Field::new("path", DataType::Utf8, false),
+        Field::new("format", DataType::Utf8, false),
+        Field::new("size_bytes", DataType::Int64, false),
+        Field::new("mtime_ms", DataType::Int64, false),
+        Field::new("row_count", DataType::Int64, false),
+        Field::new("first_global_row", DataType::Int64, false),
+        Field::new("row_groups_json", DataType::Utf8, false),
+        Field::new("blake3", DataType::Utf8, true),
+        Field::new("stats_json", DataType::Utf8, true),
+        Field::new("schema_json", DataType::Utf8, true),
+    ];
+    let metadata: HashMap<String, String> = [
+        ("bazan.kind", "lake_map".to_string()),
+        ("bazan.version", "1".to_string()),
+        ("bazan.payload", "arrow_ipc".to_string()),
+        ("bazan.map_schema", MAP_SCHEMA.to_string()),
+        (
+            "bazan.checkpoint_stride_rows",
+            config.checkpoint_stride_rows.to_string(),
+        ),
+        ("bazan.fingerprint", config.fingerprint.as_str().to_string()),
+        (
+            "bazan.stats_columns",
+            stats_columns_to_json(&config.stats_columns).to_string(),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    Arc::new(Schema::new_with_metadata(fields, metadata))
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `map` to `<root>/.br_map.bazan` atomically and returns the path.
+pub fn write_map(map: &LakeMap) -> Result<PathBuf> {
+    let path = resolve_map_path(map.root());
+    write_map_to(map, &path)?;
+    Ok(path)
+}
+
+/// Writes `map` as a schema-3 map file at `path`, atomically: a temporary file in the same
+/// directory is written, flushed and fsynced, renamed over `path`, and the directory is
+/// fsynced, so a reader sees the old complete map or the new complete map, never a torn one.
+pub fn write_map_to(map: &LakeMap, path: &Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(".br_map.bazan");
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}-{}",
+        name.trim_start_matches('.'),
+        std::process::id(),
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = write_tmp(map, &tmp).and_then(|()| {
+        fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
+        // The rename is durable only once the directory entry is on disk.
+        File::open(&dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(&dir, e))
+    });
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn write_tmp(map: &LakeMap, tmp: &Path) -> Result<()> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(tmp)
+        .map_err(|e| Error::io(tmp, e))?;
+    let arrow = |source| Error::Arrow {
+        path: tmp.to_path_buf(),
+        source,
+    };
+    let schema = map_schema(map.config());
+    let batch = map
+        .batch()
+        .clone()
+        .with_schema(Arc::clone(&schema))
+        .map_err(arrow)?;
+    let mut writer = FileWriter::try_new(BufWriter::new(file), &schema).map_err(arrow)?;
+    writer.write(&batch).map_err(arrow)?;
+    writer.finish().map_err(arrow)?;
+    let mut buf = writer.into_inner().map_err(arrow)?;
+    buf.flush().map_err(|e| Error::io(tmp, e))?;
+    let file = buf
+        .into_inner()
+        .map_err(|e| Error::io(tmp, e.into_error()))?;
+    file.sync_all().map_err(|e| Error::io(tmp, e))
+}
+
+/// Loads `<root>/.br_map.bazan`.
+pub fn load_map(root: &Path) -> Result<LakeMap> {
+    load_map_file(root, &resolve_map_path(root))
+}
+
+/// Loads a map file for the lake at `root`: memory-maps it and decodes its record batches
+/// zero-copy, checks the kind, schema version, columns and types, and every entry path.
+pub fn load_map_file(root: &Path, path: &Path) -> Result<LakeMap> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len < (ARROW_MAGIC.len() * 2 + 4) as u64 {
+        return Err(Error::invalid(
+            path,
+            format!("{len} bytes is too short for an Arrow IPC file"),
+        ));
+    }
+    // SAFETY: the map is only read; a concurrent writer replaces it by rename, never in
+    // place, so the mapped bytes do not change under us.
+    let mmap = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+    let buffer = Buffer::from(bytes::Bytes::from_owner(mmap));
+    // arrow-ipc 59 can panic on some damaged buffers (e.g. a validity bitmap shorter than
+    // the array) instead of returning an error; a damaged map must be a clear error.
+    let decoded =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode_ipc(&buffer, path)))
+            .map_err(|_| {
+                Error::invalid(path, "the Arrow IPC data is damaged (the decoder panicked)")
+            })?;
+    let (schema, batches) = decoded?;
+    from_decoded(root, path, &schema, batches)
+}
+
+/// Decodes an Arrow IPC file held in `buffer` (zero-copy for aligned, uncompressed data).
+fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let bytes = buffer.as_slice();
+    let n = bytes.len();
+    if &bytes[..6] != ARROW_MAGIC || &bytes[n - 6..] != ARROW_MAGIC {
+        return Err(Error::invalid(
+            path,
+            "no Arrow IPC file magic (ARROW1) at start and end",
+        ));
+    }
+    let mut tail = [0u8; 10];
+    tail.copy_from_slice(&bytes[n - 10..]);
+    let footer_len = read_footer_length(tail)
+        .map_err(|e| Error::invalid(path, format!("footer length at byte {}: {e}", n - 10)))?;
+    if footer_len + 10 + 8 > n {
+        return Err(Error::invalid(
+            path,
+            format!("footer length {footer_len} exceeds the file ({n} bytes)"),
+        ));
+    }
+    let footer_start = n - 10 - footer_len;
+    let footer = arrow_ipc::root_as_footer(&bytes[footer_start..n - 10]).map_err(|e| {
+        Error::invalid(
+            path,
+            format!("footer at byte {footer_start} is damaged: {e}"),
+        )
+    })?;
+    let fb_schema = footer
+        .schema()
+        .ok_or_else(|| Error::invalid(path, "footer has no schema"))?;
+    let schema = Arc::new(fb_to_schema(fb_schema));
+    let mut decoder = FileDecoder::new(Arc::clone(&schema), footer.version());
+    let block_buf = |block: &arrow_ipc::Block| -> Result<Buffer> {
+        let off = usize::try_from(block.offset()).ok();
+        let meta = usize::try_from(block.metaDataLength()).ok();
+        let body = usize::try_from(block.bodyLength()).ok();
+        match (off, meta, body) {
+            (Some(o), Some(m), Some(b))
+                if o.checked_add(m)
+                    .and_then(|x| x.checked_add(b))
+                    .is_some_and(|end| end <= footer_start) =>
+            {
+                Ok(buffer.slice_with_length(o, m + b))
+            }
+            _ => Err(Error::invalid(
+                path,
+                format!(
+                    "block at byte {} (metadata {}, body {}) lies outside the file",
+                    block.offset(),
+                    block.metaDataLength(),
+                    block.bodyLength()
+                ),
+            )),
+        }
+    };
+    if let Some(dicts) = footer.dictionaries() {
+        for block in dicts {
+            let buf = block_buf(block)?;
+            decoder.read_dictionary(block, &buf).map_err(|e| {
+                Error::invalid(path, format!("dictionary at byte {}: {e}", block.offset()))
+            })?;
+        }
+    }
+    let mut batches = Vec::new();
+    if let Some(blocks) = footer.recordBatches() {
+        for block in blocks {
+            let buf = block_buf(block)?;
+            let batch = decoder.read_record_batch(block, &buf).map_err(|e| {
+                Error::invalid(
+                    path,
+                    format!("record batch at byte {}: {e}", block.offset()),
+                )
+            })?;
+            if let Some(batch) = batch {
+                batches.push(batch);
+            }
+        }
+    }
+    Ok((schema, batches))
+}
+
+fn meta_or<'a>(schema: &'a Schema, key: &str) -> Option<&'a str> {
+    schema.metadata().get(key).map(String::as_str)
+}
+
+fn from_decoded(
+    root: &Path,
+    path: &Path,
+    schema: &SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> Result<LakeMap> {
+    if let Some(kind) = meta_or(schema, "bazan.kind")
+        && kind != "lake_map"
+    {
+        return Err(Error::invalid(
+            path,
+            format!("bazan.kind is {kind:?}, not \"lake_map\""),
+        ));
+    }
+    let ncols = schema.fields().len();
+    let version = match meta_or(schema, "bazan.map_schema") {
+        Some("3") => 3,
+        Some("2") => 2,
+        Some("1") => 1,
+        Some(other) => {
+            return Err(Error::invalid(
+                path,
+                format!("unknown bazan.map_schema {other:?}"),
+            ));
+        }
+        None if meta_or(schema, "bazan.kind").is_none() && !is_legacy_layout(schema) => {
+            return Err(Error::invalid(
+                path,
+                "no bazan.kind metadata and not a legacy map layout (an Arrow file, not a lake map)",
+            ));
+        }
+        None => match ncols {
+            5 => 1,
+            7 => 2,
+            _ => {
+                return Err(Error::invalid(
+                    path,
+                    format!("no bazan.map_schema and {ncols} columns (legacy maps have 5 or 7)"),
+                ));
+            }
+        },
+    };
+    let batch = if batches.len() == 1 {
+        batches
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(schema)))
+    } else {
+        arrow_select::concat::concat_batches(schema, &batches).map_err(|source| Error::Arrow {
+            path: path.to_path_buf(),
+            source,
+        })?
+    };
+    if version == 3 {
+        let config = read_config(schema, path)?;
+        if ncols != 10 {
+            return Err(Error::invalid(
+                path,
+                format!("map schema 3 has 10 columns, found {ncols}"),
+            ));
+        }
+        check_types(schema, path)?;
+        return LakeMap::from_batch(root, config, 3, batch, path);
+    }
+    let entries = legacy_entries(&batch, version, path)?;
+    let batch = crate::lake_map::entries_to_batch(&entries, &MapConfig::default())?;
+    LakeMap::from_batch(root, MapConfig::default(), version, batch, path)
+}
+
+fn is_legacy_layout(schema: &Schema) -> bool {
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    names == ["path", "format", "size_bytes", "mtime_ms", "row_count"]
+        || names
+            == [
+                "path",
+                "format",
+                "size_bytes",
+                "mtime_ms",
+                "row_count",
+                "first_global_row",
+                "row_groups_json",
+            ]
+}
+
+fn read_config(schema: &Schema, path: &Path) -> Result<MapConfig> {
+    let mut config = MapConfig::default();
+    if let Some(s) = meta_or(schema, "bazan.checkpoint_stride_rows") {
+        config.checkpoint_stride_rows =
+            s.parse::<u64>().ok().filter(|&v| v > 0).ok_or_else(|| {
+                Error::invalid(path, format!("bad bazan.checkpoint_stride_rows {s:?}"))
+            })?;
+    } else {
+        config.checkpoint_stride_rows = DEFAULT_STRIDE;
+    }
+    if let Some(s) = meta_or(schema, "bazan.fingerprint") {
+        config.fingerprint = s
+            .parse::<Fingerprint>()
+            .map_err(|e| Error::invalid(path, format!("bazan.fingerprint: {e}")))?;
+    }
+    if let Some(s) = meta_or(schema, "bazan.stats_columns") {
+        let value: serde_json::Value = serde_json::from_str(s)
+            .map_err(|e| Error::invalid(path, format!("bazan.stats_columns {s:?}: {e}")))?;
+        config.stats_columns = stats_columns_from_json(&value)
+            .map_err(|e| Error::invalid(path, format!("bazan.stats_columns: {e}")))?;
+    }
+    Ok(config)
+}
+
+fn check_types(schema: &Schema, path: &Path) -> Result<()> {
+    let expected = map_schema(&MapConfig::default());
+    for want in expected.fields() {
+        let got = schema
+            .field_with_name(want.name())
+            .map_err(|_| Error::invalid(path, format!("missing column {:?}", want.name())))?;
+        if got.data_type() != want.data_type() {
+            return Err(Error::invalid(
+                path,
+                format!(
+                    "column {:?} has type {}, expected {}",
+                    want.name(),
+                    got.data_type(),
+                    want.data_type()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Reads the entries of a schema 1 or 2 map; schema 1 entries are put in path order and get
+/// their first global rows by summing row counts, and have no locators.
+fn legacy_entries(batch: &RecordBatch, version: u32, path: &Path) -> Result<Vec<MapEntry>> {
+    let col = |name: &str| {
+        batch
+            .schema()
+            .index_of(name)
+            .map(|i| Arc::clone(batch.column(i)))
+            .map_err(|_| Error::invalid(path, format!("legacy map has no column {name:?}")))
+    };
+    let strs = |name: &str| -> Result<Vec<String>> {
+        let c = col(name)?;
+        let a = c
+            .as_string_opt::<i32>()
+            .ok_or_else(|| Error::invalid(path, format!("column {name:?} is not Utf8")))?;
+        if a.null_count() > 0 {
+            return Err(Error::invalid(path, format!("column {name:?} has nulls")));
+        }
+        Ok(a.iter()
+            .map(|v| v.unwrap_or_default().to_string())
+            .collect())
+    };
+    let ints = |name: &str| -> Result<Vec<i64>> {
+        let c = col(name)?;
+        let a = c
+            .as_primitive_opt::<Int64Type>()
+            .ok_or_else(|| Error::invalid(path, format!("column {name:?} is not Int64")))?;
+        if a.null_count() > 0 {
+            return Err(Error::invalid(path, format!("column {name:?} has nulls")));
+        }
+        Ok(a.values().to_vec())
+    };
+    let paths = strs("path")?;
+    let formats = strs("format")?;
+    let sizes = ints("size_bytes")?;
+    let mtimes = ints("mtime_ms")?;
+    let rows = ints("row_count")?;
+    let (firsts, groups) = if version == 2 {
+        (
+            Some(ints("first_global_row")?),
+            Some(strs("row_groups_json")?),
+        )
+    } else {
+        (None, None)
+    };
+    let nonneg = |v: i64, what: &str, p: &str| -> Result<u64> {
+        u64::try_from(v).map_err(|_| Error::invalid(path, format!("entry {p:?}: negative {what}")))
+    };
+    let mut entries = Vec::with_capacity(paths.len());
+    for i in 0..paths.len() {
+        entries.push(MapEntry {
+            path: paths[i].clone(),
+            format: formats[i].clone(),
+            size_bytes: nonneg(sizes[i], "size_bytes", &paths[i])?,
+            mtime_ms: mtimes[i],
+            row_count: nonneg(rows[i], "row_count", &paths[i])?,
+            first_global_row: match &firsts {
+                Some(f) => nonneg(f[i], "first_global_row", &paths[i])?,
+                None => 0,
+            },
+            row_groups_json: groups
+                .as_ref()
+                .map(|g| g[i].clone())
+                .unwrap_or_else(|| "[]".to_string()),
+            blake3: None,
+            stats_json: None,
+            schema_json: None,
+        });
+    }
+    if version == 1 {
+        entries.sort_by(|a, b| a.path.cmp(&b.path));
+        assign_first_global_rows(&mut entries);
+    }
+    Ok(entries)
+}

@@ -1,0 +1,161 @@
+//! `slice`: global rows `[start, start + len)` read file by file. Before a file is touched,
+//! its current size and mtime are compared with the entry; then its handler reads only the
+//! needed blocks (the stored locators), or the file from its start when there are none.
+
+use std::path::PathBuf;
+
+use arrow_array::RecordBatch;
+use lake_locators::types::schema_from_json;
+use lake_locators::{BatchIter, ReadRequest};
+
+use crate::discovery::{mtime_ms, resolve_entry};
+use crate::error::{Error, Result};
+use crate::handlers::HandlerRegistry;
+use crate::lake_map::{LakeMap, Segment};
+
+/// One file's rows of a slice.
+#[derive(Debug, Clone)]
+pub struct FileSlice {
+    /// Index of the entry in map order.
+    pub index: usize,
+    /// The entry's relative path.
+    pub path: String,
+    /// The entry's format.
+    pub format: String,
+    /// First local row.
+    pub local_start: u64,
+    /// Rows.
+    pub len: u64,
+    /// The rows, in the file's schema (projected when asked).
+    pub batches: Vec<RecordBatch>,
+}
+
+impl LakeMap {
+    /// Checks that entry `i`'s file still has the stored size and mtime and returns its full
+    /// path (a missing, changed or escaping file is an error naming it).
+    pub fn check_fresh(&self, i: usize) -> Result<PathBuf> {
+        let e = self.entry(i);
+        let full = resolve_entry(self.root(), e.path)?;
+        let meta = match std::fs::metadata(&full) {
+            Ok(m) => m,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::Stale {
+                    path: full,
+                    message: "the file is missing".into(),
+                });
+            }
+            Err(err) => return Err(Error::io(&full, err)),
+        };
+        if !meta.is_file() {
+            return Err(Error::Stale {
+                path: full,
+                message: "no longer a regular file".into(),
+            });
+        }
+        if meta.len() != e.size_bytes {
+            return Err(Error::Stale {
+                path: full,
+                message: format!(
+                    "size is now {} bytes, the map says {}",
+                    meta.len(),
+                    e.size_bytes
+                ),
+            });
+        }
+        let now = mtime_ms(&meta);
+        if now != e.mtime_ms {
+            return Err(Error::Stale {
+                path: full,
+                message: format!("mtime is now {now} ms, the map says {}", e.mtime_ms),
+            });
+        }
+        Ok(full)
+    }
+
+    /// Reads one segment of a slice (after the stale check) as record batches.
+    pub fn read_segment(
+        &self,
+        segment: &Segment,
+        columns: Option<&[String]>,
+        registry: &HandlerRegistry,
+    ) -> Result<BatchIter> {
+        let e = self.entry(segment.index);
+        let handler = registry
+            .for_entry(e.path, e.format)
+            .ok_or_else(|| Error::NoHandler {
+                path: self.root().join(e.path),
+                format: e.format.to_string(),
+            })?;
+        let schema = match e.schema_value()? {
+            Some(v) => Some(schema_from_json(&v)?),
+            None => None,
+        };
+        if let (Some(schema), Some(columns)) = (&schema, columns) {
+            for c in columns {
+                if schema.index_of(c).is_err() {
+                    let names: Vec<&str> =
+                        schema.fields().iter().map(|f| f.name().as_str()).collect();
+                    return Err(lake_locators::Error::UnknownColumn {
+                        path: self.root().join(e.path),
+                        column: c.clone(),
+                        available: names.join(", "),
+                    }
+                    .into());
+                }
+            }
+        }
+        let full = self.check_fresh(segment.index)?;
+        let blocks = self.blocks(segment.index)?;
+        let request = ReadRequest {
+            rows: segment.local_start..segment.local_start + segment.len,
+            blocks: if handler.dynamic || blocks.is_empty() {
+                None
+            } else {
+                Some(blocks.as_slice())
+            },
+            schema,
+            projection: columns,
+            batch_size: 0,
+        };
+        Ok(handler.locator.read(&full, &request)?)
+    }
+
+    /// `slice(start, len, columns)`: rows `[start, start + len)` of the lake (clamped at its
+    /// end), one [`FileSlice`] per touched file in map order.
+    pub fn slice(
+        &self,
+        start: u64,
+        len: u64,
+        columns: Option<&[String]>,
+        registry: &HandlerRegistry,
+    ) -> Result<Vec<FileSlice>> {
+        let mut out = Vec::new();
+        for segment in self.plan_slice(start, len) {
+            let batches = self
+                .read_segment(&segment, columns, registry)?
+                .collect::<lake_locators::Result<Vec<_>>>()?;
+            let got: usize = batches.iter().map(RecordBatch::num_rows).sum();
+            let e = self.entry(segment.index);
+            if got as u64 != segment.len {
+                return Err(Error::Index {
+                    path: self.root().join(e.path),
+                    message: format!(
+                        "the {} reader returned {got} rows for local rows {}..{}",
+                        e.format,
+                        segment.local_start,
+                        segment.local_start + segment.len
+                    ),
+                });
+            }
+            out.push(FileSlice {
+                index: segment.index,
+                path: e.path.to_string(),
+                format: e.format.to_string(),
+                local_start: segment.local_start,
+                len: segment.len,
+                batches,
+            });
+        }
+        Ok(out)
+    }
+}

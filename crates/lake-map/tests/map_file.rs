@@ -1,0 +1,233 @@
+//! The map written, loaded and equal field by field; configuration and totals; damaged and
+//! foreign files refused without panics.
+
+use std::fs;
+use std::sync::Arc;
+
+use arrow_array::{Int64Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use lake_map::{
+    CreateOptions, Error, Fingerprint, MapConfig, StatsColumns, create_map_with, hash_file,
+    load_map, resolve_map_path,
+};
+
+use crate::common::{lines_registry, standard_files, write_lake};
+
+fn options(config: MapConfig) -> CreateOptions {
+    CreateOptions {
+        config,
+        registry: lines_registry(),
+        ..CreateOptions::default()
+    }
+}
+
+#[test]
+fn written_loaded_equal() {
+    let dir = tempfile::tempdir().unwrap();
+    write_lake(dir.path(), &standard_files());
+    let config = MapConfig {
+        checkpoint_stride_rows: 7,
+        fingerprint: Fingerprint::Blake3,
+        stats_columns: StatsColumns::Only(vec!["v".into()]),
+    };
+    let built = create_map_with(dir.path(), &options(config.clone()))
+        .unwrap()
+        .map;
+    let loaded = load_map(dir.path()).unwrap();
+    assert_eq!(loaded.map_schema(), 3);
+    assert_eq!(loaded.config(), &config);
+    assert_eq!(loaded.to_entries(), built.to_entries());
+    assert_eq!(loaded.total_files(), 7);
+    assert_eq!(loaded.total_rows(), 99);
+    let bytes: u64 = standard_files()
+        .iter()
+        .map(|(p, _)| fs::metadata(dir.path().join(p)).unwrap().len())
+        .sum();
+    assert_eq!(loaded.total_bytes(), bytes);
+    let paths: Vec<&str> = loaded.entries().map(|e| e.path).collect();
+    assert_eq!(
+        paths,
+        [
+            "Z.lines",
+            "a.lines",
+            "b-2.lines",
+            "b/c.lines",
+            "d/e/f.lines",
+            "empty.lines",
+            "z.lines"
+        ]
+    );
+    let e = loaded.find("b/c.lines").unwrap();
+    assert_eq!(e.first_global_row, 17);
+    assert_eq!(e.row_count, 25);
+    assert_eq!(
+        e.blake3.unwrap(),
+        hash_file(&dir.path().join("b/c.lines")).unwrap()
+    );
+    assert_eq!(loaded.blocks(e.index).unwrap().len(), 4);
+    assert_eq!(e.stats_json, Some(r#"{"v":{"min":17,"max":41}}"#));
+    assert_eq!(
+        e.schema_json,
+        Some(r#"[{"name":"v","nullable":false,"type":"int64"}]"#)
+    );
+    // The schema metadata of §2.1.
+    let schema = lake_map::map_schema(loaded.config());
+    let md = schema.metadata();
+    assert_eq!(md["bazan.kind"], "lake_map");
+    assert_eq!(md["bazan.version"], "1");
+    assert_eq!(md["bazan.payload"], "arrow_ipc");
+    assert_eq!(md["bazan.map_schema"], "3");
+    assert_eq!(md["bazan.checkpoint_stride_rows"], "7");
+    assert_eq!(md["bazan.fingerprint"], "blake3");
+    assert_eq!(md["bazan.stats_columns"], r#"["v"]"#);
+    let file = fs::File::open(resolve_map_path(dir.path())).unwrap();
+    let reader = arrow_ipc::reader::FileReader::try_new(file, None).unwrap();
+    assert_eq!(reader.schema().as_ref(), schema.as_ref());
+}
+
+#[test]
+fn defaults_and_stats_off() {
+    let dir = tempfile::tempdir().unwrap();
+    write_lake(dir.path(), &standard_files());
+    let config = MapConfig {
+        stats_columns: StatsColumns::None,
+        ..MapConfig::default()
+    };
+    create_map_with(dir.path(), &options(config)).unwrap();
+    let map = load_map(dir.path()).unwrap();
+    assert_eq!(map.config().checkpoint_stride_rows, 65_536);
+    assert_eq!(map.config().fingerprint, Fingerprint::Metadata);
+    assert_eq!(map.config().stats_columns, StatsColumns::None);
+    for e in map.entries() {
+        assert_eq!(e.blake3, None);
+        assert_eq!(e.stats_json, None);
+        assert!(e.row_count == 0 || e.row_groups_json != "[]");
+    }
+    let json = lake_map::show::map_json(&map).unwrap();
+    assert_eq!(json["stats_columns"], serde_json::json!([]));
+    assert_eq!(json["files"][1]["blocks"][0]["row_count"], 10);
+}
+
+#[test]
+fn locate_row_binary_search() {
+    let dir = tempfile::tempdir().unwrap();
+    write_lake(dir.path(), &standard_files());
+    let config = MapConfig {
+        checkpoint_stride_rows: 7,
+        ..MapConfig::default()
+    };
+    let map = create_map_with(dir.path(), &options(config)).unwrap().map;
+    // Rows 0..4 are Z.lines; 58..98: after the zero-row empty.lines comes z.lines.
+    let l = map.locate_row(0).unwrap();
+    assert_eq!((l.entry.path, l.local_row), ("Z.lines", 0));
+    let l = map.locate_row(3).unwrap();
+    assert_eq!((l.entry.path, l.local_row), ("Z.lines", 3));
+    let l = map.locate_row(4).unwrap();
+    assert_eq!((l.entry.path, l.local_row), ("a.lines", 0));
+    let l = map.locate_row(82).unwrap();
+    assert_eq!((l.entry.path, l.local_row), ("z.lines", 0));
+    let l = map.locate_row(98).unwrap();
+    assert_eq!((l.entry.path, l.local_row), ("z.lines", 16));
+    assert_eq!(l.block.as_ref().unwrap().ordinal, 2);
+    assert_eq!(l.block.unwrap().first_row, 14);
+    assert!(matches!(
+        map.locate_row(99),
+        Err(Error::RowOutOfRange {
+            row: 99,
+            total_rows: 99
+        })
+    ));
+    // Every row, against a linear scan.
+    for g in 0..99 {
+        let l = map.locate_row(g).unwrap();
+        let e = map
+            .entries()
+            .find(|e| e.first_global_row <= g && g < e.first_global_row + e.row_count)
+            .unwrap();
+        assert_eq!(l.entry.path, e.path);
+        assert_eq!(l.local_row, g - e.first_global_row);
+        let b = l.block.unwrap();
+        assert!(b.row_range().contains(&l.local_row));
+    }
+}
+
+#[test]
+fn empty_lake() {
+    let dir = tempfile::tempdir().unwrap();
+    create_map_with(dir.path(), &options(MapConfig::default())).unwrap();
+    let map = load_map(dir.path()).unwrap();
+    assert_eq!(
+        (map.total_files(), map.total_rows(), map.total_bytes()),
+        (0, 0, 0)
+    );
+    assert!(map.plan_slice(0, 10).is_empty());
+    assert!(map.locate_row(0).is_err());
+}
+
+#[test]
+fn foreign_and_damaged_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = resolve_map_path(dir.path());
+    // Junk bytes.
+    fs::write(&path, b"not an arrow file at all").unwrap();
+    assert!(matches!(
+        load_map(dir.path()),
+        Err(Error::InvalidMap { .. })
+    ));
+    // A valid Arrow IPC file that is not a lake map.
+    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(Int64Array::from(vec![1, 2, 3]))],
+    )
+    .unwrap();
+    let mut w =
+        arrow_ipc::writer::FileWriter::try_new(fs::File::create(&path).unwrap(), &schema).unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
+    let err = load_map(dir.path()).unwrap_err().to_string();
+    assert!(err.contains("not a valid lake map"), "{err}");
+    // A lake map with a wrong kind, and one with an unknown schema number.
+    for (key, value, expect) in [
+        ("bazan.kind", "other", "bazan.kind"),
+        ("bazan.map_schema", "9", "unknown bazan.map_schema"),
+    ] {
+        let mut md = std::collections::HashMap::new();
+        md.insert(key.to_string(), value.to_string());
+        let schema = Arc::new(Schema::new_with_metadata(
+            vec![Field::new("x", DataType::Int64, false)],
+            md,
+        ));
+        let mut w =
+            arrow_ipc::writer::FileWriter::try_new(fs::File::create(&path).unwrap(), &schema)
+                .unwrap();
+        w.write(&batch.clone().with_schema(schema.clone()).unwrap())
+            .unwrap();
+        w.finish().unwrap();
+        let err = load_map(dir.path()).unwrap_err().to_string();
+        assert!(err.contains(expect), "{err}");
+    }
+}
+
+#[test]
+fn truncated_and_flipped_maps_never_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    write_lake(dir.path(), &standard_files());
+    create_map_with(dir.path(), &options(MapConfig::default())).unwrap();
+    let path = resolve_map_path(dir.path());
+    let good = fs::read(&path).unwrap();
+    for cut in (0..good.len()).step_by(7) {
+        fs::write(&path, &good[..cut]).unwrap();
+        assert!(
+            load_map(dir.path()).is_err(),
+            "a map cut at {cut} bytes loaded"
+        );
+    }
+    for pos in (0..good.len()).step_by(3) {
+        let mut bad = good.clone();
+        bad[pos] ^= 0x5a;
+        fs::write(&path, &bad).unwrap();
+        // Either a clear error or a map whose entries passed every check.
+        let _ = load_map(dir.path());
+    }
+}
