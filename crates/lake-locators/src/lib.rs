@@ -14,11 +14,18 @@
 //! CLI contract and the schema JSON stored in the map) and [`rows`] (the JSON value
 //! representation of rows).
 
+pub mod avro;
+pub mod columnar;
 pub mod error;
+pub mod ipc;
 pub mod locator;
+pub mod orc;
+pub mod parquet;
 pub mod registry;
 pub mod rows;
+pub mod sniff;
 pub mod stats;
+pub mod trace;
 pub mod types;
 
 pub use error::{Error, Result};

@@ -6,7 +6,17 @@ use crate::locator::Locator;
 
 /// Every built-in locator, one per format family.
 pub fn builtin() -> Vec<Arc<dyn Locator>> {
-    vec![]
+    vec![
+        Arc::new(crate::parquet::ParquetLocator),
+        Arc::new(crate::orc::OrcLocator),
+        Arc::new(crate::avro::AvroLocator),
+        Arc::new(crate::ipc::ArrowFileLocator),
+        Arc::new(crate::ipc::ArrowStreamLocator),
+        Arc::new(crate::msgpack::MsgPackLocator),
+        Arc::new(crate::xlsx::XlsxLocator),
+        Arc::new(crate::json::JsonLocator),
+        Arc::new(crate::csv::DelimitedLocator),
+    ]
 }
 
 /// The built-in locator for a lower-case extension (without the dot).

@@ -1,1 +1,2 @@
 //! Integration tests of `lake-locators`, one binary with one module per format.
+mod columnar_conformance;

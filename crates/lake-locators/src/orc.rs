@@ -1,0 +1,257 @@
+//! The ORC locator: blocks are stripes, taken from the file footer through orc-rust's
+//! `FileMetadata` (offset, index + data + footer lengths, row counts). Reads start at the
+//! first touched stripe (orc-rust's file byte range selects stripes by start offset) with a
+//! `RowSelection` that skips the rows before the range inside that stripe.
+//!
+//! orc-rust can panic or allocate from unchecked lengths on malformed files. Every byte range
+//! it asks for goes through [`BoundedFile`], which refuses ranges past the end of the file
+//! before allocating, and every call into it runs under [`columnar::guard`], which turns a
+//! panic into a typed error.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use arrow_schema::SchemaRef;
+use bytes::Bytes;
+use orc_rust::ArrowReaderBuilder;
+use orc_rust::projection::ProjectionMask;
+use orc_rust::reader::ChunkReader;
+use orc_rust::row_selection::{RowSelection, RowSelector};
+
+use crate::columnar::{self, Projection, Trim};
+use crate::error::{Error, Result};
+use crate::locator::{BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest};
+use crate::stats::StatsBuilder;
+
+const FORMAT: &str = "orc";
+
+/// Locator of ORC files (`.orc`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OrcLocator;
+
+/// A file whose every ranged read is checked against its length before allocating.
+#[derive(Debug)]
+pub struct BoundedFile {
+    file: File,
+    len: u64,
+}
+
+impl BoundedFile {
+    fn open(path: &Path) -> Result<Self> {
+        let (file, len) = columnar::open(path)?;
+        Ok(BoundedFile { file, len })
+    }
+}
+
+impl ChunkReader for BoundedFile {
+    type T = BufReader<File>;
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn get_read(&self, offset_from_start: u64) -> std::io::Result<Self::T> {
+        let mut file = self.file.try_clone()?;
+        file.seek(SeekFrom::Start(offset_from_start))?;
+        Ok(BufReader::new(file))
+    }
+
+    fn get_bytes(&self, offset_from_start: u64, length: u64) -> std::io::Result<Bytes> {
+        if offset_from_start
+            .checked_add(length)
+            .is_none_or(|end| end > self.len)
+        {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!(
+                    "range of {length} bytes at byte {offset_from_start} is past the end of the file ({} bytes)",
+                    self.len
+                ),
+            ));
+        }
+        let mut buf = vec![0; length as usize];
+        let mut file = self.file.try_clone()?;
+        file.seek(SeekFrom::Start(offset_from_start))?;
+        file.read_exact(&mut buf)?;
+        Ok(buf.into())
+    }
+}
+
+fn lib(path: &Path, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::library(path, FORMAT, e)
+}
+
+/// Opens the file and reads its footer; the stripes as blocks and the Arrow schema.
+fn open(path: &Path) -> Result<(ArrowReaderBuilder<BoundedFile>, Vec<Block>, SchemaRef)> {
+    let file = BoundedFile::open(path)?;
+    let len = file.len;
+    columnar::guard(path, FORMAT, || {
+        let builder = ArrowReaderBuilder::try_new(file).map_err(|e| lib(path, e))?;
+        let meta = builder.file_metadata();
+        let mut blocks = Vec::with_capacity(meta.stripe_metadatas().len());
+        let mut first_row = 0u64;
+        for (i, s) in meta.stripe_metadatas().iter().enumerate() {
+            let total = s
+                .index_length()
+                .checked_add(s.data_length())
+                .and_then(|t| t.checked_add(s.footer_length()));
+            let fits = total
+                .and_then(|t| s.offset().checked_add(t))
+                .is_some_and(|end| end <= len);
+            let Some(total) = total.filter(|_| fits) else {
+                return Err(Error::malformed(
+                    path,
+                    FORMAT,
+                    format!(
+                        "stripe at byte {} runs past the end of the file ({len} bytes)",
+                        s.offset()
+                    ),
+                )
+                .at_byte(s.offset())
+                .in_block(i as u64));
+            };
+            blocks.push(Block {
+                ordinal: i as u64,
+                first_row,
+                row_count: s.number_of_rows(),
+                first_byte: Some(s.offset()),
+                total_byte_size: Some(total),
+                compressed_size: None,
+                columns: None,
+            });
+            first_row = first_row.checked_add(s.number_of_rows()).ok_or_else(|| {
+                Error::malformed(path, FORMAT, "stripe row counts overflow").in_block(i as u64)
+            })?;
+        }
+        if first_row != meta.number_of_rows() {
+            return Err(Error::malformed(
+                path,
+                FORMAT,
+                format!(
+                    "the stripes hold {first_row} rows, the footer says {}",
+                    meta.number_of_rows()
+                ),
+            ));
+        }
+        let schema = builder.schema();
+        Ok((builder, blocks, schema))
+    })
+}
+
+/// The stripes' byte range that selects stripes `first..=last` (by their start offsets).
+fn stripe_range(blocks: &[Block], touched: &std::ops::Range<usize>) -> std::ops::Range<usize> {
+    let start = blocks[touched.start].first_byte.unwrap_or(0) as usize;
+    let end = blocks[touched.end - 1].first_byte.unwrap_or(0) as usize + 1;
+    start..end
+}
+
+impl Locator for OrcLocator {
+    fn name(&self) -> &str {
+        FORMAT
+    }
+
+    fn extensions(&self) -> &[&str] {
+        &["orc"]
+    }
+
+    fn formats(&self) -> &[&str] {
+        &[FORMAT]
+    }
+
+    fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
+        let (builder, blocks, schema) = open(path)?;
+        let row_count = blocks.last().map_or(0, |b| b.first_row + b.row_count);
+        let stats = if options.stats.is_none() {
+            None
+        } else {
+            let mut stats = StatsBuilder::new(&schema, &options.stats);
+            if !stats.is_empty() && row_count > 0 {
+                // The footer's column statistics are not used: writers may omit them (orc-rust
+                // writes none) and string bounds may be truncated, so the data decides.
+                columnar::guard(path, FORMAT, || {
+                    let reader = builder
+                        .with_batch_size(columnar::DEFAULT_BATCH_SIZE)
+                        .build();
+                    for batch in reader {
+                        stats.update(&batch.map_err(|e| lib(path, e))?);
+                    }
+                    Ok(())
+                })?;
+            }
+            Some(stats.finish())
+        };
+        Ok(FileIndex {
+            format: FORMAT.into(),
+            row_count,
+            blocks,
+            schema,
+            stats,
+        })
+    }
+
+    fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
+        let (builder, file_blocks, schema) = open(path)?;
+        let total = file_blocks.last().map_or(0, |b| b.first_row + b.row_count);
+        if let Some(stored) = request.blocks {
+            columnar::check_blocks(path, stored, total)?;
+            let same = stored.len() == file_blocks.len()
+                && stored
+                    .iter()
+                    .zip(&file_blocks)
+                    .all(|(s, f)| s.row_count == f.row_count && s.first_byte == f.first_byte);
+            if !same {
+                return Err(Error::StaleIndex {
+                    path: path.to_path_buf(),
+                    message: "stored stripes differ from the file's".into(),
+                });
+            }
+        }
+        let projection = Projection::new(path, &schema, request.projection)?;
+        let rows = columnar::clamp_rows(&request.rows, total);
+        if rows.is_empty() {
+            return Ok(columnar::empty());
+        }
+        let touched = columnar::touched_blocks(&file_blocks, &rows);
+        let first = &file_blocks[touched.start];
+        let last = &file_blocks[touched.end - 1];
+        let span_end = last.first_row + last.row_count;
+        let mut selectors = Vec::with_capacity(3);
+        if rows.start > first.first_row {
+            selectors.push(RowSelector::skip((rows.start - first.first_row) as usize));
+        }
+        selectors.push(RowSelector::select((rows.end - rows.start) as usize));
+        if span_end > rows.end {
+            selectors.push(RowSelector::skip((span_end - rows.end) as usize));
+        }
+        let mut builder = builder
+            .with_file_byte_range(stripe_range(&file_blocks, &touched))
+            .with_row_selection(RowSelection::from(selectors))
+            .with_batch_size(columnar::batch_size(request.batch_size));
+        if let Some(p) = &projection {
+            let names: Vec<&str> = p
+                .decode
+                .iter()
+                .map(|&i| schema.field(i).name().as_str())
+                .collect();
+            let mask =
+                ProjectionMask::named_roots(builder.file_metadata().root_data_type(), &names);
+            builder = builder.with_projection(mask);
+        }
+        let reader = columnar::guard(path, FORMAT, || Ok(builder.build()))?;
+        let owned = path.to_path_buf();
+        let mut reader = reader;
+        let batches = std::iter::from_fn(move || {
+            let next = columnar::guard(&owned, FORMAT, || Ok(reader.next()));
+            match next {
+                Ok(Some(Ok(b))) => {
+                    Some(columnar::reorder(projection.as_ref(), b).map_err(|e| lib(&owned, e)))
+                }
+                Ok(Some(Err(e))) => Some(Err(lib(&owned, e))),
+                Ok(None) => None,
+                Err(e) => Some(Err(e)),
+            }
+        });
+        Ok(Box::new(Trim::new(batches, rows.start, rows)))
+    }
+}

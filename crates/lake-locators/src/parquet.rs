@@ -1,0 +1,356 @@
+//! The Parquet locator: blocks are row groups, described from the footer alone (with the
+//! column chunks' byte ranges and the OffsetIndex page locations when the file has them).
+//! Statistics come from the footer where they are present and exact, otherwise from the data.
+//! Reads select the touched row groups and a `RowSelection` inside them, with the page index
+//! loaded in optional mode so that pages outside the range are skipped.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, SchemaRef};
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
+    RowSelectionPolicy, RowSelector,
+};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, RowGroupMetaData};
+use parquet::file::reader::ChunkReader;
+use parquet::file::statistics::Statistics;
+
+use crate::columnar::{self, Projection};
+use crate::error::{Error, Result};
+use crate::locator::{
+    BatchIter, Block, ColumnChunk, ColumnStats, FileIndex, IndexOptions, Locator, PageLocation,
+    ReadRequest, Stats, StatsColumns,
+};
+use crate::stats::StatsBuilder;
+
+const FORMAT: &str = "parquet";
+
+/// Locator of Parquet files (`.parquet`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ParquetLocator;
+
+impl Locator for ParquetLocator {
+    fn name(&self) -> &str {
+        FORMAT
+    }
+
+    fn extensions(&self) -> &[&str] {
+        &["parquet"]
+    }
+
+    fn formats(&self) -> &[&str] {
+        &[FORMAT]
+    }
+
+    fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
+        let (file, _) = columnar::open(path)?;
+        self.index_reader(path, file, options)
+    }
+
+    fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
+        let (file, _) = columnar::open(path)?;
+        self.read_reader(path, file, request)
+    }
+}
+
+fn lib_err(path: &Path, e: parquet::errors::ParquetError) -> Error {
+    Error::library(path, FORMAT, e)
+}
+
+fn load_metadata<R: ChunkReader>(path: &Path, reader: &R) -> Result<ArrowReaderMetadata> {
+    let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
+    ArrowReaderMetadata::load(reader, options).map_err(|e| lib_err(path, e))
+}
+
+impl ParquetLocator {
+    /// [`Locator::index`] over any Parquet `ChunkReader` (for example a
+    /// [`crate::trace::TraceReader`]); `path` only names the file in errors.
+    pub fn index_reader<R: ChunkReader + 'static>(
+        &self,
+        path: &Path,
+        reader: R,
+        options: &IndexOptions,
+    ) -> Result<FileIndex> {
+        let meta = load_metadata(path, &reader)?;
+        let blocks = blocks(path, meta.metadata())?;
+        let row_count = blocks.last().map_or(0, |b| b.first_row + b.row_count);
+        let schema = meta.schema().clone();
+        let stats = if options.stats.is_none() {
+            None
+        } else {
+            Some(stats(path, reader, &meta, &options.stats)?)
+        };
+        Ok(FileIndex {
+            format: FORMAT.into(),
+            row_count,
+            blocks,
+            schema,
+            stats,
+        })
+    }
+
+    /// [`Locator::read`] over any Parquet `ChunkReader`; `path` only names the file in errors.
+    pub fn read_reader<R: ChunkReader + 'static>(
+        &self,
+        path: &Path,
+        reader: R,
+        request: &ReadRequest<'_>,
+    ) -> Result<BatchIter> {
+        let meta = load_metadata(path, &reader)?;
+        let groups = meta.metadata().row_groups();
+        // The footer is read anyway, so the row groups come from it; stored blocks are only
+        // checked against it so that a stale index is reported instead of wrong rows.
+        let file_blocks = blocks(path, meta.metadata())?;
+        let total = file_blocks.last().map_or(0, |b| b.first_row + b.row_count);
+        if let Some(stored) = request.blocks {
+            columnar::check_blocks(path, stored, total)?;
+            if stored.len() != groups.len() {
+                return Err(Error::StaleIndex {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "stored index has {} row groups, the file has {}",
+                        stored.len(),
+                        groups.len()
+                    ),
+                });
+            }
+        }
+        let projection = Projection::new(path, meta.schema(), request.projection)?;
+        let rows = columnar::clamp_rows(&request.rows, total);
+        if rows.is_empty() {
+            return Ok(columnar::empty());
+        }
+        let touched = columnar::touched_blocks(&file_blocks, &rows);
+        let first_row = file_blocks[touched.start].first_row;
+        let mut selectors = Vec::with_capacity(2);
+        if rows.start > first_row {
+            selectors.push(RowSelector::skip((rows.start - first_row) as usize));
+        }
+        selectors.push(RowSelector::select((rows.end - rows.start) as usize));
+        let mask = match &projection {
+            Some(p) => ProjectionMask::roots(meta.parquet_schema(), p.decode.iter().copied()),
+            None => ProjectionMask::all(),
+        };
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(reader, meta)
+            .with_row_groups(touched.collect())
+            .with_row_selection(RowSelection::from(selectors))
+            .with_row_selection_policy(RowSelectionPolicy::Selectors)
+            .with_projection(mask)
+            .with_batch_size(columnar::batch_size(request.batch_size))
+            .build()
+            .map_err(|e| lib_err(path, e))?;
+        let owned = path.to_path_buf();
+        Ok(Box::new(reader.map(move |r| {
+            r.map_err(|e| Error::library(&owned, FORMAT, e))
+                .and_then(|b| {
+                    columnar::reorder(projection.as_ref(), b)
+                        .map_err(|e| Error::library(&owned, FORMAT, e))
+                })
+        })))
+    }
+}
+
+/// The row groups of a file as blocks, from the footer only.
+fn blocks(path: &Path, meta: &ParquetMetaData) -> Result<Vec<Block>> {
+    let offsets = meta.offset_index();
+    let mut first_row = 0u64;
+    let mut out = Vec::with_capacity(meta.row_groups().len());
+    for (i, rg) in meta.row_groups().iter().enumerate() {
+        let row_count = u64::try_from(rg.num_rows()).map_err(|_| {
+            Error::malformed(
+                path,
+                FORMAT,
+                format!("negative row count {}", rg.num_rows()),
+            )
+            .in_block(i as u64)
+        })?;
+        let columns: Vec<ColumnChunk> = rg
+            .columns()
+            .iter()
+            .enumerate()
+            .map(|(j, c)| {
+                let (first_byte, compressed_size) = c.byte_range();
+                let page_locations =
+                    offsets
+                        .and_then(|o| o.get(i))
+                        .and_then(|o| o.get(j))
+                        .map(|o| {
+                            o.page_locations()
+                                .iter()
+                                .map(|p| PageLocation {
+                                    offset: p.offset,
+                                    compressed_page_size: p.compressed_page_size,
+                                    first_row_index: p.first_row_index,
+                                })
+                                .collect()
+                        });
+                ColumnChunk {
+                    path: c.column_path().string(),
+                    first_byte,
+                    compressed_size,
+                    page_locations,
+                }
+            })
+            .collect();
+        out.push(Block {
+            ordinal: i as u64,
+            first_row,
+            row_count,
+            first_byte: columns.iter().map(|c| c.first_byte).min(),
+            total_byte_size: u64::try_from(rg.total_byte_size()).ok(),
+            compressed_size: u64::try_from(rg.compressed_size()).ok(),
+            columns: Some(columns),
+        });
+        first_row = first_row.checked_add(row_count).ok_or_else(|| {
+            Error::malformed(path, FORMAT, "row counts overflow").in_block(i as u64)
+        })?;
+    }
+    Ok(out)
+}
+
+/// Statistics: from the footer for every column whose footer statistics are complete and
+/// exact, from the decoded data for the others.
+fn stats<R: ChunkReader + 'static>(
+    path: &Path,
+    reader: R,
+    meta: &ArrowReaderMetadata,
+    wanted: &StatsColumns,
+) -> Result<Stats> {
+    let schema = meta.schema();
+    let descr = meta.parquet_schema();
+    let mut stats = Stats::new();
+    let mut from_data = Vec::new();
+    for (i, field) in schema.fields().iter().enumerate() {
+        if !wanted.wants(field.name())
+            || !matches!(
+                field.data_type(),
+                DataType::Int64 | DataType::Float64 | DataType::Utf8
+            )
+        {
+            continue;
+        }
+        // Only flat columns map one Arrow field to one leaf whose path is the field's name.
+        let leaf = descr.columns().iter().position(|c| {
+            let parts = c.path().parts();
+            parts.len() == 1 && parts[0] == *field.name()
+        });
+        let footer = leaf
+            .and_then(|leaf| footer_stats(meta.metadata().row_groups(), leaf, field.data_type()));
+        match footer {
+            Some(Some(s)) => {
+                stats.insert(field.name().clone(), s);
+            }
+            // Complete statistics that saw no value: an all-null column is left out.
+            Some(None) => {}
+            None => from_data.push(i),
+        }
+    }
+    if from_data.is_empty() {
+        return Ok(stats);
+    }
+    let names: Vec<String> = from_data
+        .iter()
+        .map(|&i| schema.field(i).name().clone())
+        .collect();
+    let projected: SchemaRef = Arc::new(
+        schema
+            .project(&from_data)
+            .map_err(|e| Error::Schema(e.to_string()))?,
+    );
+    let mut builder = StatsBuilder::new(&projected, &StatsColumns::Only(names));
+    let mask = ProjectionMask::roots(descr, from_data.iter().copied());
+    let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(reader, meta.clone())
+        .with_projection(mask)
+        .with_batch_size(columnar::DEFAULT_BATCH_SIZE)
+        .build()
+        .map_err(|e| lib_err(path, e))?;
+    for batch in batches {
+        builder.update(&batch.map_err(|e| Error::library(path, FORMAT, e))?);
+    }
+    stats.extend(builder.finish());
+    Ok(stats)
+}
+
+/// Folds the footer statistics of leaf column `leaf` over all row groups. `None` when some row
+/// group lacks usable statistics (the data must be read); `Some(None)` when the statistics
+/// are complete and the column holds no non-null value.
+fn footer_stats(
+    groups: &[RowGroupMetaData],
+    leaf: usize,
+    data_type: &DataType,
+) -> Option<Option<ColumnStats>> {
+    let mut acc: Option<ColumnStats> = None;
+    for rg in groups {
+        let rows = u64::try_from(rg.num_rows()).ok()?;
+        if rows == 0 {
+            continue;
+        }
+        let s = rg.columns().get(leaf)?.statistics()?;
+        let nulls = s.null_count_opt();
+        if nulls == Some(rows) {
+            continue;
+        }
+        // The deprecated min/max fields use signed byte order for strings; they are not used.
+        if s.is_min_max_deprecated() && matches!(data_type, DataType::Utf8) {
+            return None;
+        }
+        let next = match (s, data_type) {
+            (Statistics::Int64(v), DataType::Int64) => {
+                // Fixed-width values are never truncated: present bounds are real values.
+                let (min, max) = (*v.min_opt()?, *v.max_opt()?);
+                ColumnStats::Int { min, max }
+            }
+            (Statistics::Double(v), DataType::Float64) => {
+                let (min, max) = (*v.min_opt()?, *v.max_opt()?);
+                // Writers replace a zero bound by -0.0/+0.0 and may keep NaN, so such bounds
+                // do not tell the exact value; the data decides then.
+                if min.is_nan() || max.is_nan() || min == 0.0 || max == 0.0 {
+                    return None;
+                }
+                ColumnStats::Float { min, max }
+            }
+            (Statistics::ByteArray(v), DataType::Utf8) => {
+                // Byte-array bounds may be truncated; only bounds marked exact are used.
+                if !v.min_is_exact() || !v.max_is_exact() {
+                    return None;
+                }
+                let min = std::str::from_utf8(v.min_opt()?.data()).ok()?.to_string();
+                let max = std::str::from_utf8(v.max_opt()?.data()).ok()?.to_string();
+                ColumnStats::Str {
+                    min_str: min,
+                    max_str: max,
+                }
+            }
+            _ => return None,
+        };
+        acc = Some(match (acc, next) {
+            (None, n) => n,
+            (Some(ColumnStats::Int { min, max }), ColumnStats::Int { min: a, max: b }) => {
+                ColumnStats::Int {
+                    min: min.min(a),
+                    max: max.max(b),
+                }
+            }
+            (Some(ColumnStats::Float { min, max }), ColumnStats::Float { min: a, max: b }) => {
+                ColumnStats::Float {
+                    min: min.min(a),
+                    max: max.max(b),
+                }
+            }
+            (
+                Some(ColumnStats::Str { min_str, max_str }),
+                ColumnStats::Str {
+                    min_str: a,
+                    max_str: b,
+                },
+            ) => ColumnStats::Str {
+                min_str: if a < min_str { a } else { min_str },
+                max_str: if b > max_str { b } else { max_str },
+            },
+            _ => return None,
+        });
+    }
+    Some(acc)
+}
