@@ -16,17 +16,25 @@
 
 pub mod avro;
 pub mod columnar;
+pub mod csv;
 pub mod error;
+mod infer;
 pub mod ipc;
+pub mod json;
+mod jsontok;
 pub mod locator;
+pub mod msgpack;
 pub mod orc;
 pub mod parquet;
 pub mod registry;
+mod rowread;
 pub mod rows;
 pub mod sniff;
+mod scan;
 pub mod stats;
 pub mod trace;
 pub mod types;
+pub mod xlsx;
 
 pub use error::{Error, Result};
 pub use locator::{

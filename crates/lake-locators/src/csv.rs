@@ -1,0 +1,463 @@
+//! The delimited-text locator: `.csv` (comma), `.tsv` (tab), `.psv` (pipe) and `.txt`
+//! (delimiter sniffed from the header), with a byte checkpoint every `stride` records.
+//!
+//! Indexing is one pass over the memory-mapped file: each record's fields are split with
+//! memchr and classified for the whole-file type inference (and bounded for statistics when
+//! asked). Reading seeks to the checkpoint byte, skips records with the quote-aware scanner of
+//! [`crate::scan`] and hands only the wanted records to arrow-csv with the stored schema.
+
+use std::path::Path;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use memchr::{memchr, memchr2};
+
+use crate::error::{Error, Result};
+use crate::infer::Columns;
+use crate::locator::{BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest};
+use crate::rowread::{check_stride, projection_indices, start_block};
+use crate::scan::{
+    FileBytes, ScanError, bom_len, check_utf8, quoted_end, skip_empty_lines, skip_records,
+};
+
+/// The locator of the delimited formats.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DelimitedLocator;
+
+const EXTENSIONS: &[&str] = &["csv", "tsv", "psv", "txt"];
+
+/// The delimiter used for a `.txt` file whose header holds none of the candidates: a byte
+/// that text files do not contain, so the whole record is one column.
+const NO_DELIMITER: u8 = 0;
+
+/// Format name and delimiter of a file, from its extension (and, for `.txt`, its header).
+fn dialect(path: &Path, data: &[u8]) -> (&'static str, u8) {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    match ext.as_str() {
+        "tsv" => ("tsv", b'\t'),
+        "psv" => ("psv", b'|'),
+        "txt" => ("txt", sniff_delimiter(data)),
+        _ => ("csv", b','),
+    }
+}
+
+/// The most frequent of tab, comma, pipe and semicolon outside quotes in the header record
+/// (ties go to that order); [`NO_DELIMITER`] when none occurs.
+pub(crate) fn sniff_delimiter(data: &[u8]) -> u8 {
+    let start = skip_empty_lines(data, bom_len(data));
+    let mut counts = [0usize; 4];
+    const CANDIDATES: [u8; 4] = [b'\t', b',', b'|', b';'];
+    let mut in_quotes = false;
+    for &b in &data[start..] {
+        match b {
+            b'"' => in_quotes = !in_quotes,
+            b'\n' if !in_quotes => break,
+            _ if !in_quotes => {
+                if let Some(i) = CANDIDATES.iter().position(|&c| c == b) {
+                    counts[i] += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut best = NO_DELIMITER;
+    let mut best_count = 0;
+    for (i, &c) in counts.iter().enumerate() {
+        if c > best_count {
+            best = CANDIDATES[i];
+            best_count = c;
+        }
+    }
+    best
+}
+
+/// A field-level problem found while splitting a record.
+enum FieldError {
+    Scan(ScanError),
+    /// A byte other than a delimiter or line break follows a closing quote.
+    AfterQuote(usize),
+}
+
+impl From<ScanError> for FieldError {
+    fn from(e: ScanError) -> Self {
+        FieldError::Scan(e)
+    }
+}
+
+/// Splits the record starting at `start` into fields, calling `f(column, text, escaped)` for
+/// each (`text` without its quotes; `escaped` when it still holds doubled quotes). Returns the
+/// end of the record (past its line break) and its field count.
+#[inline(always)]
+fn split_record<F: FnMut(usize, &[u8], bool)>(
+    data: &[u8],
+    start: usize,
+    delim: u8,
+    mut f: F,
+) -> Result<(usize, usize), FieldError> {
+    let mut pos = start;
+    let mut col = 0;
+    loop {
+        if data.get(pos) == Some(&b'"') {
+            let end = quoted_end(data, pos)?;
+            let inner = &data[pos + 1..end - 1];
+            f(col, inner, memchr(b'"', inner).is_some());
+            col += 1;
+            match data.get(end) {
+                None => return Ok((end, col)),
+                Some(&b) if b == delim => pos = end + 1,
+                Some(b'\n') => return Ok((end + 1, col)),
+                Some(b'\r') if data.get(end + 1) == Some(&b'\n') => return Ok((end + 2, col)),
+                Some(b'\r') if end + 1 == data.len() => return Ok((end + 1, col)),
+                Some(_) => return Err(FieldError::AfterQuote(end)),
+            }
+        } else {
+            match memchr2(delim, b'\n', &data[pos..]) {
+                Some(i) => {
+                    let p = pos + i;
+                    if data[p] == delim {
+                        f(col, &data[pos..p], false);
+                        col += 1;
+                        pos = p + 1;
+                    } else {
+                        let e = if p > pos && data[p - 1] == b'\r' {
+                            p - 1
+                        } else {
+                            p
+                        };
+                        f(col, &data[pos..e], false);
+                        return Ok((p + 1, col + 1));
+                    }
+                }
+                None => {
+                    let mut e = data.len();
+                    if e > pos && data[e - 1] == b'\r' {
+                        e -= 1;
+                    }
+                    f(col, &data[pos..e], false);
+                    return Ok((data.len(), col + 1));
+                }
+            }
+        }
+    }
+}
+
+/// Replaces doubled quotes by single ones.
+fn unescape_into(text: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let mut rest = text;
+    while let Some(i) = memchr(b'"', rest) {
+        out.extend_from_slice(&rest[..=i]);
+        // Skip the second quote of the pair.
+        rest = rest.get(i + 2..).unwrap_or(&[]);
+    }
+    out.extend_from_slice(rest);
+}
+
+/// The parsed header of a delimited file.
+struct Header {
+    format: &'static str,
+    delim: u8,
+    names: Vec<String>,
+    /// First byte after the header record.
+    body: usize,
+}
+
+fn field_error(path: &Path, format: &'static str, e: FieldError, row: Option<u64>) -> Error {
+    let err = match e {
+        FieldError::Scan(ScanError::UnterminatedQuote(at)) => {
+            Error::malformed(path, format, "quoted field never closes").at_byte(at as u64)
+        }
+        FieldError::AfterQuote(at) => Error::malformed(
+            path,
+            format,
+            "unexpected byte after the closing quote of a field",
+        )
+        .at_byte(at as u64),
+    };
+    match row {
+        Some(r) => err.at_row(r),
+        None => err,
+    }
+}
+
+fn header(path: &Path, data: &[u8]) -> Result<Header> {
+    let (format, delim) = dialect(path, data);
+    let start = skip_empty_lines(data, bom_len(data));
+    if start >= data.len() {
+        return Ok(Header {
+            format,
+            delim,
+            names: Vec::new(),
+            body: data.len(),
+        });
+    }
+    let mut names = Vec::new();
+    let mut scratch = Vec::new();
+    let (end, _) = split_record(data, start, delim, |_, text, escaped| {
+        let text = if escaped {
+            unescape_into(text, &mut scratch);
+            &scratch[..]
+        } else {
+            text
+        };
+        names.push(String::from_utf8_lossy(text).into_owned());
+    })
+    .map_err(|e| field_error(path, format, e, None))?;
+    Ok(Header {
+        format,
+        delim,
+        names,
+        body: end,
+    })
+}
+
+/// The one indexing pass: checkpoints, row count, inferred columns and statistics.
+fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Header, FileIndex)> {
+    check_stride(path, options)?;
+    let h = header(path, data)?;
+    check_utf8(path, h.format, data)?;
+    let ncols = h.names.len();
+    let mut cols = Columns::with_names(&h.names, &options.stats);
+    let stride = options.stride;
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut row = 0u64;
+    let mut scratch = Vec::new();
+    let mut pos = skip_empty_lines(data, h.body);
+    while pos < data.len() {
+        if row.is_multiple_of(stride) {
+            blocks.push(Block {
+                ordinal: blocks.len() as u64,
+                first_row: row,
+                row_count: 0,
+                first_byte: Some(pos as u64),
+                total_byte_size: None,
+                compressed_size: None,
+                columns: None,
+            });
+        }
+        let record = pos;
+        let (end, n) = split_record(data, pos, h.delim, |i, text, escaped| {
+            if let Some(c) = cols.cols.get_mut(i) {
+                if escaped {
+                    // A field with doubled quotes is never a number or a boolean.
+                    if c.tracks() {
+                        unescape_into(text, &mut scratch);
+                        c.text(&scratch);
+                    } else {
+                        c.text(b"");
+                    }
+                } else {
+                    c.observe_text_field(text);
+                }
+            }
+        })
+        .map_err(|e| field_error(path, h.format, e, Some(row)))?;
+        if n != ncols {
+            return Err(Error::malformed(
+                path,
+                h.format,
+                format!("record has {n} fields, the header has {ncols}"),
+            )
+            .at_row(row)
+            .at_byte(record as u64));
+        }
+        row += 1;
+        pos = skip_empty_lines(data, end);
+    }
+    finish_blocks(&mut blocks, row, data.len() as u64);
+    let stats = (!options.stats.is_none()).then(|| cols.stats());
+    let index = FileIndex {
+        format: h.format.to_string(),
+        row_count: row,
+        blocks,
+        schema: cols.schema(),
+        stats,
+    };
+    Ok((h, index))
+}
+
+/// Fills in the row counts and byte sizes of checkpoint blocks from their starts.
+pub(crate) fn finish_blocks(blocks: &mut [Block], rows: u64, end_byte: u64) {
+    let n = blocks.len();
+    for i in 0..n {
+        let (next_row, next_byte) = match blocks.get(i + 1) {
+            Some(b) => (b.first_row, b.first_byte.unwrap_or(end_byte)),
+            None => (rows, end_byte),
+        };
+        let b = &mut blocks[i];
+        b.row_count = next_row - b.first_row;
+        b.total_byte_size = b.first_byte.map(|f| next_byte - f);
+    }
+}
+
+impl Locator for DelimitedLocator {
+    fn name(&self) -> &str {
+        "csv"
+    }
+
+    fn extensions(&self) -> &[&str] {
+        EXTENSIONS
+    }
+
+    fn formats(&self) -> &[&str] {
+        EXTENSIONS
+    }
+
+    fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
+        let data = FileBytes::open(path)?;
+        Ok(index_bytes(path, &data, options)?.1)
+    }
+
+    fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
+        let data = FileBytes::open(path)?;
+        let (h, schema, blocks) = match &request.schema {
+            Some(schema) => (header(path, &data)?, schema.clone(), None),
+            None => {
+                let options = IndexOptions {
+                    stats: crate::locator::StatsColumns::None,
+                    ..IndexOptions::default()
+                };
+                let (h, index) = index_bytes(path, &data, &options)?;
+                (h, index.schema, Some(index.blocks))
+            }
+        };
+        if schema.fields().len() != h.names.len() {
+            return Err(Error::StaleIndex {
+                path: path.to_path_buf(),
+                message: format!(
+                    "the stored schema has {} columns, the header {}",
+                    schema.fields().len(),
+                    h.names.len()
+                ),
+            });
+        }
+        let projection = projection_indices(path, &schema, request.projection)?;
+        let blocks = request.blocks.or(blocks.as_deref());
+        let (mut pos, base) = match start_block(path, blocks, request.rows.start, data.len())? {
+            Some((byte, first_row)) => (byte, first_row),
+            None => (h.body, 0),
+        };
+        let (skipped_to, skipped) = skip_records(&data, pos, request.rows.start - base, h.delim)
+            .map_err(|e| field_error(path, h.format, e.into(), None))?;
+        pos = skipped_to;
+        let remaining = if skipped < request.rows.start - base {
+            0
+        } else {
+            request.rows.end.saturating_sub(request.rows.start)
+        };
+        let batch_size = if request.batch_size == 0 {
+            8192
+        } else {
+            request.batch_size
+        };
+        Ok(Box::new(CsvBatches {
+            path: path.to_path_buf(),
+            format: h.format,
+            data,
+            pos,
+            remaining,
+            delim: h.delim,
+            schema,
+            projection,
+            batch_size,
+        }))
+    }
+}
+
+/// Lazily decodes the wanted records, one batch at a time.
+struct CsvBatches {
+    path: std::path::PathBuf,
+    format: &'static str,
+    data: FileBytes,
+    pos: usize,
+    remaining: u64,
+    delim: u8,
+    schema: SchemaRef,
+    projection: Option<Vec<usize>>,
+    batch_size: usize,
+}
+
+impl CsvBatches {
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        if self.remaining == 0 || self.pos >= self.data.len() {
+            return Ok(None);
+        }
+        let want = self.remaining.min(self.batch_size as u64);
+        let (end, got) = skip_records(&self.data, self.pos, want, self.delim)
+            .map_err(|e| field_error(&self.path, self.format, e.into(), None))?;
+        if got == 0 {
+            return Ok(None);
+        }
+        let mut builder = arrow_csv::ReaderBuilder::new(self.schema.clone())
+            .with_header(false)
+            .with_delimiter(self.delim)
+            .with_batch_size(got as usize);
+        if let Some(p) = &self.projection {
+            builder = builder.with_projection(p.clone());
+        }
+        let mut decoder = builder.build_decoder();
+        let lib = |e| Error::library(&self.path, self.format, e);
+        let mut buf = &self.data[self.pos..end];
+        while !buf.is_empty() {
+            let n = decoder.decode(buf).map_err(lib)?;
+            if n == 0 {
+                break;
+            }
+            buf = &buf[n..];
+        }
+        // An empty buffer tells the decoder the input ended (a last record without newline).
+        decoder.decode(&[]).map_err(lib)?;
+        let batch = decoder.flush().map_err(lib)?;
+        self.pos = end;
+        self.remaining -= got;
+        Ok(batch)
+    }
+}
+
+impl Iterator for CsvBatches {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.next_batch() {
+            Ok(Some(b)) => Some(Ok(b)),
+            Ok(None) => None,
+            Err(e) => {
+                self.remaining = 0;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffs_txt_delimiters() {
+        assert_eq!(sniff_delimiter(b"a;b;c\n1,2;3;4\n"), b';');
+        assert_eq!(sniff_delimiter(b"\xEF\xBB\xBFa\tb\n"), b'\t');
+        assert_eq!(sniff_delimiter(b"\"a,b\"|c\n"), b'|');
+        assert_eq!(sniff_delimiter(b"text\nx,y\n"), NO_DELIMITER);
+    }
+
+    #[test]
+    fn splits_fields() {
+        let data = b"1,\"a\"\"b\",,x\r\n\"q\"";
+        let mut fields = Vec::new();
+        let (end, n) = split_record(data, 0, b',', |i, t, e| fields.push((i, t.to_vec(), e)))
+            .ok()
+            .unwrap();
+        assert_eq!((end, n), (13, 4));
+        assert_eq!(fields[1], (1, b"a\"\"b".to_vec(), true));
+        assert_eq!(fields[2], (2, b"".to_vec(), false));
+        assert_eq!(fields[3], (3, b"x".to_vec(), false));
+        let mut out = Vec::new();
+        unescape_into(b"a\"\"b\"\"", &mut out);
+        assert_eq!(out, b"a\"b\"");
+    }
+}

@@ -1,0 +1,406 @@
+//! Whole-file type inference for the schemaless formats (CSV family, JSON family, MsgPack,
+//! XLSX), shared so that every format follows the same rules (lake-map §9).
+//!
+//! Per column: Int64 when every non-null value is an integer within i64, Float64 when every
+//! value is a number, Boolean when every value is `true`/`false`, otherwise Utf8; a column
+//! without any non-null value is Utf8. The accumulators also gather the statistics of §6 in
+//! the same pass, so that an index with statistics never decodes the file twice: integer,
+//! float and string bounds are kept side by side until the final type picks one of them.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+use crate::locator::{ColumnStats, Stats, StatsColumns};
+
+/// Type and statistics accumulator of one column.
+#[derive(Debug, Clone)]
+pub(crate) struct ColumnInfer {
+    /// The column's name.
+    pub(crate) name: String,
+    seen_int: bool,
+    seen_float: bool,
+    seen_bool: bool,
+    seen_str: bool,
+    /// True when statistics of this column are wanted.
+    track: bool,
+    int_bounds: Option<(i64, i64)>,
+    float_bounds: Option<(f64, f64)>,
+    str_bounds: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl ColumnInfer {
+    /// A fresh accumulator; `track` enables statistics.
+    pub(crate) fn new(name: String, track: bool) -> Self {
+        ColumnInfer {
+            name,
+            seen_int: false,
+            seen_float: false,
+            seen_bool: false,
+            seen_str: false,
+            track,
+            int_bounds: None,
+            float_bounds: None,
+            str_bounds: None,
+        }
+    }
+
+    /// True once the column can only be Utf8 (callers may skip classifying its values).
+    #[inline]
+    pub(crate) fn is_text(&self) -> bool {
+        self.seen_str || (self.seen_bool && (self.seen_int || self.seen_float))
+    }
+
+    /// True while the column may still become Int64.
+    #[inline]
+    pub(crate) fn may_be_int(&self) -> bool {
+        !(self.seen_str || self.seen_bool || self.seen_float)
+    }
+
+    /// True while the column may still become Float64.
+    #[inline]
+    pub(crate) fn may_be_number(&self) -> bool {
+        !(self.seen_str || self.seen_bool)
+    }
+
+    /// True while the column may still become Boolean.
+    #[inline]
+    pub(crate) fn may_be_bool(&self) -> bool {
+        !(self.seen_str || self.seen_int || self.seen_float)
+    }
+
+    /// True when statistics are gathered for this column.
+    #[inline]
+    pub(crate) fn tracks(&self) -> bool {
+        self.track
+    }
+
+    /// Records an integer value whose text is `text`.
+    #[inline]
+    pub(crate) fn int(&mut self, v: i64, text: &[u8]) {
+        self.seen_int = true;
+        if self.track {
+            self.int_bounds = Some(match self.int_bounds {
+                None => (v, v),
+                Some((lo, hi)) => (lo.min(v), hi.max(v)),
+            });
+            // An Int64 column that turns Float64 later needs the integers among its bounds;
+            // `as` rounds to nearest like a correctly rounding text parser does.
+            self.float_bounds_add(v as f64);
+            self.text_bounds(text);
+        }
+    }
+
+    /// Records a number that is not an i64 integer, whose text is `text`.
+    #[inline]
+    pub(crate) fn float(&mut self, v: f64, text: &[u8]) {
+        self.seen_float = true;
+        if self.track {
+            self.float_bounds_add(v);
+            self.text_bounds(text);
+        }
+    }
+
+    /// Records a boolean whose text is `text`.
+    #[inline]
+    pub(crate) fn boolean(&mut self, text: &[u8]) {
+        self.seen_bool = true;
+        if self.track {
+            self.text_bounds(text);
+        }
+    }
+
+    /// Records a text value.
+    #[inline]
+    pub(crate) fn text(&mut self, text: &[u8]) {
+        self.seen_str = true;
+        if self.track {
+            self.text_bounds(text);
+        }
+    }
+
+    #[inline]
+    fn float_bounds_add(&mut self, v: f64) {
+        if v.is_nan() {
+            return;
+        }
+        self.float_bounds = Some(match self.float_bounds {
+            None => (v, v),
+            Some((lo, hi)) => (lo.min(v), hi.max(v)),
+        });
+    }
+
+    #[inline]
+    fn text_bounds(&mut self, text: &[u8]) {
+        match &mut self.str_bounds {
+            None => self.str_bounds = Some((text.to_vec(), text.to_vec())),
+            Some((lo, hi)) => {
+                if text < lo.as_slice() {
+                    lo.clear();
+                    lo.extend_from_slice(text);
+                } else if text > hi.as_slice() {
+                    hi.clear();
+                    hi.extend_from_slice(text);
+                }
+            }
+        }
+    }
+
+    /// Classifies one delimited-text field (already unquoted; empty = null) and records it.
+    #[inline]
+    pub(crate) fn observe_text_field(&mut self, field: &[u8]) {
+        if field.is_empty() {
+            return;
+        }
+        if !self.is_text() {
+            if self.may_be_int()
+                && let Some(v) = parse_i64(field)
+            {
+                self.int(v, field);
+                return;
+            }
+            if self.may_be_number()
+                && let Some(v) = parse_number(field)
+            {
+                match parse_i64(field) {
+                    Some(i) => self.int(i, field),
+                    None => self.float(v, field),
+                }
+                return;
+            }
+            if self.may_be_bool() && is_bool(field) {
+                self.boolean(field);
+                return;
+            }
+        }
+        self.text(field);
+    }
+
+    /// The inferred Arrow type.
+    pub(crate) fn data_type(&self) -> DataType {
+        if self.is_text() {
+            DataType::Utf8
+        } else if self.seen_bool {
+            DataType::Boolean
+        } else if self.seen_float {
+            DataType::Float64
+        } else if self.seen_int {
+            DataType::Int64
+        } else {
+            DataType::Utf8
+        }
+    }
+
+    /// The statistics of the inferred type, when tracked and any value was seen.
+    pub(crate) fn stats(&self) -> Option<ColumnStats> {
+        if !self.track {
+            return None;
+        }
+        match self.data_type() {
+            DataType::Int64 => self
+                .int_bounds
+                .map(|(min, max)| ColumnStats::Int { min, max }),
+            DataType::Float64 => self
+                .float_bounds
+                .map(|(min, max)| ColumnStats::Float { min, max }),
+            DataType::Utf8 => self.str_bounds.as_ref().map(|(lo, hi)| ColumnStats::Str {
+                min_str: String::from_utf8_lossy(lo).into_owned(),
+                max_str: String::from_utf8_lossy(hi).into_owned(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The columns of one file, in order of first appearance, with a name lookup for formats
+/// whose rows name their fields (JSON objects, MsgPack maps).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Columns {
+    /// The accumulators, in column order.
+    pub(crate) cols: Vec<ColumnInfer>,
+    by_name: HashMap<Vec<u8>, usize>,
+}
+
+impl Columns {
+    /// Columns with fixed names (a delimited header), statistics per `wanted`.
+    pub(crate) fn with_names(names: &[String], wanted: &StatsColumns) -> Self {
+        let mut c = Columns::default();
+        for n in names {
+            c.push(n.clone(), wanted);
+        }
+        c
+    }
+
+    fn push(&mut self, name: String, wanted: &StatsColumns) -> usize {
+        let idx = self.cols.len();
+        self.by_name.entry(name.as_bytes().to_vec()).or_insert(idx);
+        let track = wanted.wants(&name);
+        self.cols.push(ColumnInfer::new(name, track));
+        idx
+    }
+
+    /// The index of the column named `key`, adding it at the end when new. `hint` is the
+    /// index the caller expects (the previous key's index + 1); rows that keep one key order
+    /// then never hash.
+    #[inline]
+    pub(crate) fn index_of(&mut self, key: &[u8], hint: usize, wanted: &StatsColumns) -> usize {
+        if let Some(c) = self.cols.get(hint)
+            && c.name.as_bytes() == key
+        {
+            return hint;
+        }
+        if let Some(&i) = self.by_name.get(key) {
+            return i;
+        }
+        self.push(String::from_utf8_lossy(key).into_owned(), wanted)
+    }
+
+    /// The inferred schema (every field nullable).
+    pub(crate) fn schema(&self) -> SchemaRef {
+        Arc::new(Schema::new(
+            self.cols
+                .iter()
+                .map(|c| Field::new(c.name.clone(), c.data_type(), true))
+                .collect::<Vec<_>>(),
+        ))
+    }
+
+    /// The statistics of every tracked column that holds a value.
+    pub(crate) fn stats(&self) -> Stats {
+        let mut stats = Stats::new();
+        for c in &self.cols {
+            if let Some(s) = c.stats() {
+                stats.insert(c.name.clone(), s);
+            }
+        }
+        stats
+    }
+}
+
+/// Parses `-?[0-9]+` into an i64, or `None` when the text is not such an integer or overflows.
+#[inline]
+pub(crate) fn parse_i64(b: &[u8]) -> Option<i64> {
+    let (neg, digits) = match b.first()? {
+        b'-' => (true, &b[1..]),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    let mut acc: i64 = 0;
+    if digits.len() < 19 {
+        // Up to 18 digits cannot overflow.
+        for &d in digits {
+            let d = d.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            acc = acc * 10 + i64::from(d);
+        }
+        return Some(if neg { -acc } else { acc });
+    }
+    for &d in digits {
+        let d = d.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        // Accumulate negatively so that i64::MIN parses.
+        acc = acc.checked_mul(10)?.checked_sub(i64::from(d))?;
+    }
+    if neg { Some(acc) } else { acc.checked_neg() }
+}
+
+/// Parses a plain decimal number (digits, sign, `.`, exponent; no `inf`/`NaN` words, no `+`
+/// at the start) into an f64.
+#[inline]
+pub(crate) fn parse_number(b: &[u8]) -> Option<f64> {
+    if b.first() == Some(&b'+') {
+        return None;
+    }
+    let mut digit = false;
+    for &c in b {
+        match c {
+            b'0'..=b'9' => digit = true,
+            b'-' | b'+' | b'.' | b'e' | b'E' => {}
+            _ => return None,
+        }
+    }
+    if !digit {
+        return None;
+    }
+    std::str::from_utf8(b).ok()?.parse::<f64>().ok()
+}
+
+/// True for `true`/`false` in any letter case (what arrow-csv accepts for Boolean).
+#[inline]
+pub(crate) fn is_bool(b: &[u8]) -> bool {
+    b.eq_ignore_ascii_case(b"true") || b.eq_ignore_ascii_case(b"false")
+}
+
+/// Replaces top-level Null types (all-null columns of arrow-json's inference) by Utf8.
+pub(crate) fn null_to_utf8(schema: &Schema) -> SchemaRef {
+    Arc::new(Schema::new(
+        schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let t = match f.data_type() {
+                    DataType::Null => DataType::Utf8,
+                    other => other.clone(),
+                };
+                Field::new(f.name().clone(), t, true)
+            })
+            .collect::<Vec<_>>(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-12"), Some(-12));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_i64(b"9223372036854775808"), None);
+        assert_eq!(parse_i64(b"12345678901234567890"), None);
+        assert_eq!(parse_i64(b"-"), None);
+        assert_eq!(parse_i64(b"1.0"), None);
+        assert_eq!(parse_i64(b"+1"), None);
+    }
+
+    #[test]
+    fn lattice() {
+        let mut c = ColumnInfer::new("a".into(), true);
+        assert_eq!(c.data_type(), DataType::Utf8);
+        c.observe_text_field(b"1");
+        c.observe_text_field(b"");
+        assert_eq!(c.data_type(), DataType::Int64);
+        c.observe_text_field(b"2.5");
+        assert_eq!(c.data_type(), DataType::Float64);
+        assert_eq!(c.stats(), Some(ColumnStats::Float { min: 1.0, max: 2.5 }));
+        c.observe_text_field(b"true");
+        assert_eq!(c.data_type(), DataType::Utf8);
+        assert_eq!(
+            c.stats(),
+            Some(ColumnStats::Str {
+                min_str: "1".into(),
+                max_str: "true".into()
+            })
+        );
+        let mut b = ColumnInfer::new("b".into(), false);
+        b.observe_text_field(b"TRUE");
+        b.observe_text_field(b"false");
+        assert_eq!(b.data_type(), DataType::Boolean);
+        assert_eq!(b.stats(), None);
+        let mut big = ColumnInfer::new("c".into(), true);
+        big.observe_text_field(b"9223372036854775808");
+        assert_eq!(big.data_type(), DataType::Float64);
+        let mut nan = ColumnInfer::new("d".into(), true);
+        nan.observe_text_field(b"NaN");
+        assert_eq!(nan.data_type(), DataType::Utf8);
+    }
+}

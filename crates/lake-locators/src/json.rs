@@ -1,0 +1,478 @@
+//! The JSON-family locator: `.ndjson` (always one value per line), `.jsonl` and `.json` (a
+//! top-level array when the first non-whitespace byte is `[`, otherwise one value per
+//! non-blank line). It produces the `format` `ndjson` or `json_array` by content.
+//!
+//! Indexing walks the file once with a flat-object tokenizer (checkpoints every `stride`
+//! rows, type inference and statistics in the same pass); a file with nested values falls back
+//! to arrow-json's own inference so that Struct/List columns come out as arrow-json reads
+//! them. Reading seeks to the checkpoint byte, skips rows structurally and decodes only the
+//! wanted rows with arrow-json under the stored schema.
+
+use std::path::{Path, PathBuf};
+
+use arrow_array::RecordBatch;
+use arrow_schema::{ArrowError, SchemaRef};
+use memchr::memchr;
+
+use crate::csv::finish_blocks;
+use crate::error::{Error, Result};
+use crate::infer::{Columns, null_to_utf8};
+use crate::jsontok::{ObjError, scan_object};
+use crate::locator::{
+    BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
+};
+use crate::rowread::{batch_size, check_stride, decode_json, projection_indices, start_block};
+use crate::scan::{FileBytes, array_next, bom_len, check_utf8, json_value_end, skip_ws};
+use crate::stats::StatsBuilder;
+
+/// The locator of the JSON family.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JsonLocator;
+
+/// How rows are laid out in a JSON file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// One value per non-blank line.
+    Lines,
+    /// A top-level array whose `[` is at this byte.
+    Array(usize),
+}
+
+impl Layout {
+    fn format(self) -> &'static str {
+        match self {
+            Layout::Lines => "ndjson",
+            Layout::Array(_) => "json_array",
+        }
+    }
+}
+
+fn layout(path: &Path, data: &[u8]) -> Layout {
+    let is_ndjson = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("ndjson"));
+    let first = skip_ws(data, bom_len(data));
+    if !is_ndjson && data.get(first) == Some(&b'[') {
+        Layout::Array(first)
+    } else {
+        Layout::Lines
+    }
+}
+
+#[inline]
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The first non-blank line from `pos`: `(value start, line end)`, or `None` at the end.
+#[inline]
+fn next_line(data: &[u8], mut pos: usize) -> Option<(usize, usize)> {
+    while pos < data.len() {
+        let end = memchr(b'\n', &data[pos..]).map_or(data.len(), |i| pos + i);
+        let mut s = pos;
+        while s < end && is_ws(data[s]) {
+            s += 1;
+        }
+        if s < end {
+            return Some((s, end));
+        }
+        pos = end + 1;
+    }
+    None
+}
+
+/// Skips `n` non-blank lines from `pos`; returns the position after them and how many there
+/// were.
+fn skip_lines(data: &[u8], mut pos: usize, n: u64) -> (usize, u64) {
+    let mut got = 0;
+    while got < n {
+        match next_line(data, pos) {
+            Some((_, end)) => {
+                pos = (end + 1).min(data.len());
+                got += 1;
+            }
+            None => {
+                pos = data.len();
+                break;
+            }
+        }
+    }
+    (pos, got)
+}
+
+fn syntax(path: &Path, format: &'static str, at: usize, msg: &str, row: u64) -> Error {
+    Error::malformed(path, format, msg.to_string())
+        .at_byte(at as u64)
+        .at_row(row)
+}
+
+/// One indexing pass.
+fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileIndex> {
+    check_stride(path, options)?;
+    let lay = layout(path, data);
+    let format = lay.format();
+    check_utf8(path, format, data)?;
+    let wanted = &options.stats;
+    let mut cols = Columns::default();
+    let mut nested = false;
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut rows = 0u64;
+    let stride = options.stride;
+    let checkpoint = |blocks: &mut Vec<Block>, rows: u64, at: usize| {
+        if rows.is_multiple_of(stride) {
+            blocks.push(Block {
+                ordinal: blocks.len() as u64,
+                first_row: rows,
+                row_count: 0,
+                first_byte: Some(at as u64),
+                total_byte_size: None,
+                compressed_size: None,
+                columns: None,
+            });
+        }
+    };
+    // Scans one row value in `data` from `start`; the value's end.
+    let mut observe = |data: &[u8], start: usize, row: u64| -> Result<usize> {
+        if !nested {
+            match scan_object(data, start, &mut cols, wanted) {
+                Ok(end) => return Ok(end),
+                Err(ObjError::Nested(_)) => nested = true,
+                Err(ObjError::Syntax(at, msg)) => return Err(syntax(path, format, at, msg, row)),
+            }
+        }
+        if data.get(start) != Some(&b'{') {
+            return Err(syntax(path, format, start, "expected an object", row));
+        }
+        json_value_end(data, start)
+            .ok_or_else(|| syntax(path, format, data.len(), "object never closes", row))
+    };
+    match lay {
+        Layout::Lines => {
+            let mut pos = bom_len(data);
+            while let Some((s, end)) = next_line(data, pos) {
+                checkpoint(&mut blocks, rows, s);
+                let line = &data[..end];
+                let v_end = observe(line, s, rows)?;
+                if skip_ws(line, v_end) != end {
+                    return Err(syntax(
+                        path,
+                        format,
+                        v_end,
+                        "unexpected bytes after the row's value",
+                        rows,
+                    ));
+                }
+                rows += 1;
+                pos = end + 1;
+            }
+        }
+        Layout::Array(open) => {
+            let never_closes = |row| {
+                syntax(
+                    path,
+                    format,
+                    data.len(),
+                    &format!("the array opened at byte {open} never closes"),
+                    row,
+                )
+            };
+            let mut p = skip_ws(data, open + 1);
+            let close = if data.get(p) == Some(&b']') {
+                p
+            } else {
+                loop {
+                    if p >= data.len() {
+                        return Err(never_closes(rows));
+                    }
+                    checkpoint(&mut blocks, rows, p);
+                    let end = observe(data, p, rows).map_err(|e| match e {
+                        Error::Malformed {
+                            offset: Some(at), ..
+                        } if at >= data.len() as u64 => never_closes(rows),
+                        other => other,
+                    })?;
+                    rows += 1;
+                    match array_next(data, end) {
+                        Ok(Some(n)) => p = n,
+                        Ok(None) => break skip_ws(data, end),
+                        Err(at) if at >= data.len() => return Err(never_closes(rows)),
+                        Err(at) => {
+                            return Err(syntax(path, format, at, "expected ',' or ']'", rows));
+                        }
+                    }
+                }
+            };
+            let after = skip_ws(data, close + 1);
+            if after < data.len() {
+                return Err(syntax(
+                    path,
+                    format,
+                    after,
+                    "unexpected bytes after the array",
+                    rows,
+                ));
+            }
+        }
+    }
+    finish_blocks(&mut blocks, rows, data.len() as u64);
+    let (schema, stats) = if nested {
+        slow_schema_and_stats(path, data, lay, wanted)?
+    } else {
+        let stats = (!wanted.is_none()).then(|| cols.stats());
+        (cols.schema(), stats)
+    };
+    Ok(FileIndex {
+        format: format.to_string(),
+        row_count: rows,
+        blocks,
+        schema,
+        stats,
+    })
+}
+
+/// Calls `f(start, end)` for every row value of the file (structural walk, no validation
+/// beyond what is needed to find the values; the first pass validated the structure).
+fn walk_rows(
+    path: &Path,
+    data: &[u8],
+    lay: Layout,
+    mut f: impl FnMut(usize, usize) -> Result<()>,
+) -> Result<()> {
+    let format = lay.format();
+    let broken = |at: usize| syntax(path, format, at, "value never ends", 0);
+    match lay {
+        Layout::Lines => {
+            let mut pos = bom_len(data);
+            while let Some((s, end)) = next_line(data, pos) {
+                f(s, end)?;
+                pos = end + 1;
+            }
+        }
+        Layout::Array(open) => {
+            let mut p = skip_ws(data, open + 1);
+            if data.get(p) == Some(&b']') {
+                return Ok(());
+            }
+            loop {
+                let end = json_value_end(data, p).ok_or_else(|| broken(p))?;
+                f(p, end)?;
+                match array_next(data, end) {
+                    Ok(Some(n)) => p = n,
+                    Ok(None) => break,
+                    Err(at) => return Err(broken(at)),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// arrow-json's inference over every row (for files with nested values), and statistics from
+/// decoding the file under that schema.
+fn slow_schema_and_stats(
+    path: &Path,
+    data: &[u8],
+    lay: Layout,
+    wanted: &StatsColumns,
+) -> Result<(SchemaRef, Option<crate::locator::Stats>)> {
+    let format = lay.format();
+    let mut values = Vec::new();
+    walk_rows(path, data, lay, |s, e| {
+        values.push((s, e));
+        Ok(())
+    })?;
+    let iter = values.iter().map(|&(s, e)| {
+        serde_json::from_slice::<serde_json::Value>(&data[s..e])
+            .map_err(|err| ArrowError::JsonError(format!("at byte {s}: {err}")))
+    });
+    let inferred = arrow_json::reader::infer_json_schema_from_iterator(iter)
+        .map_err(|e| Error::library(path, format, e))?;
+    let schema = null_to_utf8(&inferred);
+    if wanted.is_none() {
+        return Ok((schema, None));
+    }
+    let mut builder = StatsBuilder::new(&schema, wanted);
+    let mut buf = Vec::new();
+    for chunk in values.chunks(8192) {
+        buf.clear();
+        for &(s, e) in chunk {
+            buf.extend_from_slice(&data[s..e]);
+            buf.push(b'\n');
+        }
+        if let Some(batch) = decode_json(path, format, &schema, &buf, chunk.len(), None)? {
+            builder.update(&batch);
+        }
+    }
+    Ok((schema, Some(builder.finish())))
+}
+
+impl Locator for JsonLocator {
+    fn name(&self) -> &str {
+        "json"
+    }
+
+    fn extensions(&self) -> &[&str] {
+        &["ndjson", "jsonl", "json"]
+    }
+
+    fn formats(&self) -> &[&str] {
+        &["ndjson", "json_array"]
+    }
+
+    fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
+        let data = FileBytes::open(path)?;
+        index_bytes(path, &data, options)
+    }
+
+    fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
+        let data = FileBytes::open(path)?;
+        let lay = layout(path, &data);
+        let (schema, blocks) = match &request.schema {
+            Some(s) => (s.clone(), None),
+            None => {
+                let options = IndexOptions {
+                    stats: StatsColumns::None,
+                    ..IndexOptions::default()
+                };
+                let index = index_bytes(path, &data, &options)?;
+                (index.schema, Some(index.blocks))
+            }
+        };
+        let projection = projection_indices(path, &schema, request.projection)?;
+        let blocks = request.blocks.or(blocks.as_deref());
+        let first = match lay {
+            Layout::Lines => bom_len(&data),
+            Layout::Array(open) => {
+                let p = skip_ws(&data, open + 1);
+                if data.get(p) == Some(&b']') {
+                    data.len()
+                } else {
+                    p
+                }
+            }
+        };
+        let (mut pos, base) =
+            start_block(path, blocks, request.rows.start, data.len())?.unwrap_or((first, 0));
+        let to_skip = request.rows.start.saturating_sub(base);
+        let mut done = false;
+        match lay {
+            Layout::Lines => {
+                let (p, got) = skip_lines(&data, pos, to_skip);
+                pos = p;
+                done = got < to_skip;
+            }
+            Layout::Array(_) => {
+                for _ in 0..to_skip {
+                    match next_element(path, &data, pos)? {
+                        Some((_, next)) => pos = next,
+                        None => {
+                            done = true;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Box::new(JsonBatches {
+            path: path.to_path_buf(),
+            format: lay.format(),
+            array: matches!(lay, Layout::Array(_)),
+            data,
+            pos,
+            remaining: if done {
+                0
+            } else {
+                request.rows.end.saturating_sub(request.rows.start)
+            },
+            schema,
+            projection,
+            batch_size: batch_size(request.batch_size),
+        }))
+    }
+}
+
+/// The array element starting at `pos`: `(its end, the start of the next element or the end
+/// of the data)`, or `None` when `pos` is at or past the end of the elements.
+fn next_element(path: &Path, data: &[u8], pos: usize) -> Result<Option<(usize, usize)>> {
+    if pos >= data.len() {
+        return Ok(None);
+    }
+    let end = json_value_end(data, pos).ok_or_else(|| {
+        Error::malformed(path, "json_array", "array element never ends").at_byte(pos as u64)
+    })?;
+    match array_next(data, end) {
+        Ok(Some(n)) => Ok(Some((end, n))),
+        Ok(None) => Ok(Some((end, data.len()))),
+        Err(at) => {
+            Err(Error::malformed(path, "json_array", "expected ',' or ']'").at_byte(at as u64))
+        }
+    }
+}
+
+/// Lazily decodes the wanted rows, one batch at a time.
+struct JsonBatches {
+    path: PathBuf,
+    format: &'static str,
+    array: bool,
+    data: FileBytes,
+    pos: usize,
+    remaining: u64,
+    schema: SchemaRef,
+    projection: Option<Vec<usize>>,
+    batch_size: usize,
+}
+
+impl JsonBatches {
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        if self.remaining == 0 || self.pos >= self.data.len() {
+            return Ok(None);
+        }
+        let want = self.remaining.min(self.batch_size as u64);
+        let (text, got): (std::borrow::Cow<'_, [u8]>, u64) = if self.array {
+            let mut buf = Vec::new();
+            let mut got = 0;
+            while got < want {
+                match next_element(&self.path, &self.data, self.pos)? {
+                    Some((end, next)) => {
+                        buf.extend_from_slice(&self.data[self.pos..end]);
+                        buf.push(b'\n');
+                        self.pos = next;
+                        got += 1;
+                    }
+                    None => break,
+                }
+            }
+            (buf.into(), got)
+        } else {
+            let (end, got) = skip_lines(&self.data, self.pos, want);
+            let text = &self.data[self.pos..end];
+            self.pos = end;
+            (text.into(), got)
+        };
+        self.remaining = if got < want { 0 } else { self.remaining - got };
+        decode_json(
+            &self.path,
+            self.format,
+            &self.schema,
+            &text,
+            got as usize,
+            self.projection.as_deref(),
+        )
+    }
+}
+
+impl Iterator for JsonBatches {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.next_batch() {
+            Ok(Some(b)) => Some(Ok(b)),
+            Ok(None) => None,
+            Err(e) => {
+                self.remaining = 0;
+                Some(Err(e))
+            }
+        }
+    }
+}

@@ -1,0 +1,606 @@
+//! The MessagePack locator (`.msgpack`, `.mpk`): a concatenation of top-level maps, one per
+//! row (an outer array of maps is accepted too), with a byte checkpoint every `stride` rows.
+//!
+//! Values are walked marker by marker (rmp's [`Marker`]) with every length checked against
+//! the bytes left, so skipping a row never builds it. Reading skips rows structurally from the
+//! checkpoint, transcodes only the wanted maps to JSON text and decodes that with arrow-json
+//! under the stored schema, so MsgPack and JSON rows share one decoder.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use arrow_array::RecordBatch;
+use arrow_schema::{ArrowError, SchemaRef};
+use rmp::Marker;
+
+use crate::csv::finish_blocks;
+use crate::error::{Error, Result};
+use crate::infer::{Columns, null_to_utf8};
+use crate::locator::{
+    BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
+};
+use crate::rowread::{batch_size, check_stride, decode_json, projection_indices, start_block};
+use crate::scan::FileBytes;
+use crate::stats::StatsBuilder;
+
+const FORMAT: &str = "msgpack";
+
+/// Nesting deeper than this is rejected while transcoding (recursion bound).
+const MAX_DEPTH: usize = 128;
+
+/// The locator of MessagePack files.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MsgPackLocator;
+
+/// A problem at a byte offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct MpError {
+    at: usize,
+    message: String,
+}
+
+fn mp_err(at: usize, message: impl Into<String>) -> MpError {
+    MpError {
+        at,
+        message: message.into(),
+    }
+}
+
+/// The head of one value: scalars complete, containers with their element counts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Head<'a> {
+    Nil,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Str(&'a [u8]),
+    Bin(&'a [u8]),
+    Array(u64),
+    Map(u64),
+    Ext,
+}
+
+/// A bounds-checked cursor over MessagePack bytes.
+struct Cursor<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], MpError> {
+        let start = self.pos;
+        let end = start
+            .checked_add(n)
+            .filter(|&e| e <= self.data.len())
+            .ok_or_else(|| {
+                mp_err(
+                    start,
+                    format!(
+                        "truncated value: needs {n} bytes, {} left",
+                        self.data.len() - start
+                    ),
+                )
+            })?;
+        self.pos = end;
+        Ok(&self.data[start..end])
+    }
+
+    fn be(&mut self, n: usize) -> Result<u64, MpError> {
+        Ok(self
+            .take(n)?
+            .iter()
+            .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
+    }
+
+    fn len(&mut self, n: usize) -> Result<usize, MpError> {
+        // A length field is at most 32 bits, so it always fits usize on 64-bit targets; the
+        // bytes it announces are checked by `take`.
+        Ok(self.be(n)? as usize)
+    }
+
+    /// Reads the head of the value at the cursor.
+    fn head(&mut self) -> Result<Head<'a>, MpError> {
+        let at = self.pos;
+        let byte = self.take(1)?[0];
+        Ok(match Marker::from_u8(byte) {
+            Marker::FixPos(v) => Head::Int(i64::from(v)),
+            Marker::FixNeg(v) => Head::Int(i64::from(v)),
+            Marker::Null => Head::Nil,
+            Marker::True => Head::Bool(true),
+            Marker::False => Head::Bool(false),
+            Marker::U8 => Head::Int(self.be(1)? as i64),
+            Marker::U16 => Head::Int(self.be(2)? as i64),
+            Marker::U32 => Head::Int(self.be(4)? as i64),
+            Marker::U64 => {
+                let v = self.be(8)?;
+                i64::try_from(v).map_or(Head::UInt(v), Head::Int)
+            }
+            Marker::I8 => Head::Int(i64::from(self.be(1)? as u8 as i8)),
+            Marker::I16 => Head::Int(i64::from(self.be(2)? as u16 as i16)),
+            Marker::I32 => Head::Int(i64::from(self.be(4)? as u32 as i32)),
+            Marker::I64 => Head::Int(self.be(8)? as i64),
+            Marker::F32 => Head::Float(f64::from(f32::from_bits(self.be(4)? as u32))),
+            Marker::F64 => Head::Float(f64::from_bits(self.be(8)?)),
+            Marker::FixStr(n) => Head::Str(self.take(usize::from(n))?),
+            Marker::Str8 => {
+                let n = self.len(1)?;
+                Head::Str(self.take(n)?)
+            }
+            Marker::Str16 => {
+                let n = self.len(2)?;
+                Head::Str(self.take(n)?)
+            }
+            Marker::Str32 => {
+                let n = self.len(4)?;
+                Head::Str(self.take(n)?)
+            }
+            Marker::Bin8 => {
+                let n = self.len(1)?;
+                Head::Bin(self.take(n)?)
+            }
+            Marker::Bin16 => {
+                let n = self.len(2)?;
+                Head::Bin(self.take(n)?)
+            }
+            Marker::Bin32 => {
+                let n = self.len(4)?;
+                Head::Bin(self.take(n)?)
+            }
+            Marker::FixArray(n) => Head::Array(u64::from(n)),
+            Marker::Array16 => Head::Array(self.be(2)?),
+            Marker::Array32 => Head::Array(self.be(4)?),
+            Marker::FixMap(n) => Head::Map(u64::from(n)),
+            Marker::Map16 => Head::Map(self.be(2)?),
+            Marker::Map32 => Head::Map(self.be(4)?),
+            Marker::FixExt1 => self.ext(2)?,
+            Marker::FixExt2 => self.ext(3)?,
+            Marker::FixExt4 => self.ext(5)?,
+            Marker::FixExt8 => self.ext(9)?,
+            Marker::FixExt16 => self.ext(17)?,
+            Marker::Ext8 => {
+                let n = self.len(1)?;
+                self.ext(n + 1)?
+            }
+            Marker::Ext16 => {
+                let n = self.len(2)?;
+                self.ext(n + 1)?
+            }
+            Marker::Ext32 => {
+                let n = self.len(4)?;
+                self.ext(n + 1)?
+            }
+            Marker::Reserved => return Err(mp_err(at, "reserved marker byte 0xc1")),
+        })
+    }
+
+    fn ext(&mut self, n: usize) -> Result<Head<'a>, MpError> {
+        self.take(n)?;
+        Ok(Head::Ext)
+    }
+
+    /// Skips one whole value without building it (an explicit count of pending values, so
+    /// deep nesting uses no stack).
+    fn skip_value(&mut self) -> Result<(), MpError> {
+        let mut pending: u64 = 1;
+        while pending > 0 {
+            pending -= 1;
+            match self.head()? {
+                Head::Array(n) => pending += n,
+                Head::Map(n) => pending += 2 * n,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+fn utf8(s: &[u8], at: usize) -> Result<&str, MpError> {
+    std::str::from_utf8(s).map_err(|e| mp_err(at + e.valid_up_to(), "invalid UTF-8 in a string"))
+}
+
+/// Where rows start: after the outer array's header (and how many elements it holds), or at 0
+/// for concatenated maps.
+fn body(data: &[u8]) -> Result<(usize, Option<u64>), MpError> {
+    let Some(&first) = data.first() else {
+        return Ok((0, None));
+    };
+    if matches!(
+        Marker::from_u8(first),
+        Marker::FixArray(_) | Marker::Array16 | Marker::Array32
+    ) {
+        let mut c = Cursor { data, pos: 0 };
+        if let Head::Array(n) = c.head()? {
+            return Ok((c.pos, Some(n)));
+        }
+    }
+    Ok((0, None))
+}
+
+/// One indexing pass.
+fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileIndex> {
+    check_stride(path, options)?;
+    let wanted = &options.stats;
+    let malformed = |e: MpError, row: u64| {
+        Error::malformed(path, FORMAT, e.message)
+            .at_byte(e.at as u64)
+            .at_row(row)
+    };
+    let (start, outer) = body(data).map_err(|e| malformed(e, 0))?;
+    let mut c = Cursor { data, pos: start };
+    let mut cols = Columns::default();
+    let mut nested = false;
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut rows = 0u64;
+    let mut text = Vec::new();
+    while c.pos < data.len() && outer.is_none_or(|n| rows < n) {
+        let row_start = c.pos;
+        if rows.is_multiple_of(options.stride) {
+            blocks.push(Block {
+                ordinal: blocks.len() as u64,
+                first_row: rows,
+                row_count: 0,
+                first_byte: Some(row_start as u64),
+                total_byte_size: None,
+                compressed_size: None,
+                columns: None,
+            });
+        }
+        let Head::Map(pairs) = c.head().map_err(|e| malformed(e, rows))? else {
+            return Err(malformed(mp_err(row_start, "row is not a map"), rows));
+        };
+        let mut hint = 0;
+        for _ in 0..pairs {
+            let key_at = c.pos;
+            let Head::Str(key) = c.head().map_err(|e| malformed(e, rows))? else {
+                return Err(malformed(mp_err(key_at, "map key is not a string"), rows));
+            };
+            let key = utf8(key, key_at + 1).map_err(|e| malformed(e, rows))?;
+            let idx = cols.index_of(key.as_bytes(), hint, wanted);
+            hint = idx + 1;
+            let value_at = c.pos;
+            let head = c.head().map_err(|e| malformed(e, rows))?;
+            let col = &mut cols.cols[idx];
+            let track = col.tracks();
+            text.clear();
+            match head {
+                Head::Nil => {}
+                Head::Bool(b) => col.boolean(if b { b"true" } else { b"false" }),
+                Head::Int(v) => {
+                    if track {
+                        let _ = write!(text, "{v}");
+                    }
+                    col.int(v, &text);
+                }
+                Head::UInt(v) => {
+                    if track {
+                        let _ = write!(text, "{v}");
+                    }
+                    col.float(v as f64, &text);
+                }
+                Head::Float(v) if v.is_finite() => {
+                    if track {
+                        let _ = serde_json::to_writer(&mut text, &v);
+                    }
+                    col.float(v, &text);
+                }
+                // Non-finite floats have no JSON form; they read back as null.
+                Head::Float(_) => {}
+                Head::Str(s) => {
+                    let s = utf8(s, value_at).map_err(|e| malformed(e, rows))?;
+                    col.text(s.as_bytes());
+                }
+                Head::Bin(b) => {
+                    hex(b, &mut text);
+                    col.text(&text);
+                }
+                Head::Array(n) | Head::Map(n) => {
+                    nested = true;
+                    let mut pending = if matches!(head, Head::Map(_)) {
+                        2 * n
+                    } else {
+                        n
+                    };
+                    while pending > 0 {
+                        c.skip_value().map_err(|e| malformed(e, rows))?;
+                        pending -= 1;
+                    }
+                }
+                Head::Ext => {
+                    return Err(malformed(
+                        mp_err(value_at, "extension types are not supported"),
+                        rows,
+                    ));
+                }
+            }
+        }
+        rows += 1;
+    }
+    if let Some(n) = outer
+        && rows < n
+    {
+        return Err(malformed(
+            mp_err(
+                data.len(),
+                format!("the outer array announces {n} rows, the file ends after {rows}"),
+            ),
+            rows,
+        ));
+    }
+    if c.pos < data.len() {
+        return Err(malformed(
+            mp_err(c.pos, "bytes after the outer array"),
+            rows,
+        ));
+    }
+    finish_blocks(&mut blocks, rows, data.len() as u64);
+    let (schema, stats) = if nested {
+        slow_schema_and_stats(path, data, start, rows, wanted)?
+    } else {
+        let stats = (!wanted.is_none()).then(|| cols.stats());
+        (cols.schema(), stats)
+    };
+    Ok(FileIndex {
+        format: FORMAT.to_string(),
+        row_count: rows,
+        blocks,
+        schema,
+        stats,
+    })
+}
+
+fn hex(bytes: &[u8], out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for b in bytes {
+        out.push(HEX[usize::from(b >> 4)]);
+        out.push(HEX[usize::from(b & 15)]);
+    }
+}
+
+/// Appends the value at the cursor as JSON text (maps with string keys become objects, binary
+/// becomes a hex string, non-finite floats null).
+fn transcode(c: &mut Cursor<'_>, out: &mut Vec<u8>, depth: usize) -> Result<(), MpError> {
+    if depth > MAX_DEPTH {
+        return Err(mp_err(c.pos, format!("nesting deeper than {MAX_DEPTH}")));
+    }
+    let at = c.pos;
+    match c.head()? {
+        Head::Nil => out.extend_from_slice(b"null"),
+        Head::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+        Head::Int(v) => {
+            let _ = write!(out, "{v}");
+        }
+        Head::UInt(v) => {
+            let _ = write!(out, "{v}");
+        }
+        Head::Float(v) if v.is_finite() => {
+            let _ = serde_json::to_writer(&mut *out, &v);
+        }
+        Head::Float(_) => out.extend_from_slice(b"null"),
+        Head::Str(s) => {
+            let _ = serde_json::to_writer(&mut *out, utf8(s, at)?);
+        }
+        Head::Bin(b) => {
+            out.push(b'"');
+            hex(b, out);
+            out.push(b'"');
+        }
+        Head::Array(n) => {
+            out.push(b'[');
+            for i in 0..n {
+                if i > 0 {
+                    out.push(b',');
+                }
+                transcode(c, out, depth + 1)?;
+            }
+            out.push(b']');
+        }
+        Head::Map(n) => {
+            out.push(b'{');
+            for i in 0..n {
+                if i > 0 {
+                    out.push(b',');
+                }
+                let key_at = c.pos;
+                let Head::Str(k) = c.head()? else {
+                    return Err(mp_err(key_at, "map key is not a string"));
+                };
+                let _ = serde_json::to_writer(&mut *out, utf8(k, key_at)?);
+                out.push(b':');
+                transcode(c, out, depth + 1)?;
+            }
+            out.push(b'}');
+        }
+        Head::Ext => return Err(mp_err(at, "extension types are not supported")),
+    }
+    Ok(())
+}
+
+/// arrow-json's inference over every row transcoded to JSON (for files with nested values),
+/// and statistics from decoding them.
+fn slow_schema_and_stats(
+    path: &Path,
+    data: &[u8],
+    start: usize,
+    rows: u64,
+    wanted: &StatsColumns,
+) -> Result<(SchemaRef, Option<crate::locator::Stats>)> {
+    let malformed = |e: MpError| Error::malformed(path, FORMAT, e.message).at_byte(e.at as u64);
+    let mut c = Cursor { data, pos: start };
+    let mut lines = Vec::new();
+    let mut values = Vec::new();
+    for _ in 0..rows {
+        lines.clear();
+        transcode(&mut c, &mut lines, 0).map_err(malformed)?;
+        values.push(
+            serde_json::from_slice::<serde_json::Value>(&lines)
+                .map_err(|e| ArrowError::JsonError(e.to_string())),
+        );
+    }
+    let inferred = arrow_json::reader::infer_json_schema_from_iterator(values.into_iter())
+        .map_err(|e| Error::library(path, FORMAT, e))?;
+    let schema = null_to_utf8(&inferred);
+    if wanted.is_none() {
+        return Ok((schema, None));
+    }
+    let mut builder = StatsBuilder::new(&schema, wanted);
+    let mut c = Cursor { data, pos: start };
+    let mut done = 0;
+    while done < rows {
+        let n = (rows - done).min(8192);
+        lines.clear();
+        for _ in 0..n {
+            transcode(&mut c, &mut lines, 0).map_err(malformed)?;
+            lines.push(b'\n');
+        }
+        if let Some(batch) = decode_json(path, FORMAT, &schema, &lines, n as usize, None)? {
+            builder.update(&batch);
+        }
+        done += n;
+    }
+    Ok((schema, Some(builder.finish())))
+}
+
+impl Locator for MsgPackLocator {
+    fn name(&self) -> &str {
+        FORMAT
+    }
+
+    fn extensions(&self) -> &[&str] {
+        &["msgpack", "mpk"]
+    }
+
+    fn formats(&self) -> &[&str] {
+        &[FORMAT]
+    }
+
+    fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
+        let data = FileBytes::open(path)?;
+        index_bytes(path, &data, options)
+    }
+
+    fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
+        let data = FileBytes::open(path)?;
+        let malformed = |e: MpError| Error::malformed(path, FORMAT, e.message).at_byte(e.at as u64);
+        let (schema, blocks) = match &request.schema {
+            Some(s) => (s.clone(), None),
+            None => {
+                let options = IndexOptions {
+                    stats: StatsColumns::None,
+                    ..IndexOptions::default()
+                };
+                let index = index_bytes(path, &data, &options)?;
+                (index.schema, Some(index.blocks))
+            }
+        };
+        let projection = projection_indices(path, &schema, request.projection)?;
+        let blocks = request.blocks.or(blocks.as_deref());
+        let (start, outer) = body(&data).map_err(malformed)?;
+        let (pos, base) =
+            start_block(path, blocks, request.rows.start, data.len())?.unwrap_or((start, 0));
+        let mut c = Cursor { data: &data, pos };
+        let mut skipped = 0;
+        while skipped < request.rows.start - base.min(request.rows.start) && c.pos < data.len() {
+            c.skip_value().map_err(malformed)?;
+            skipped += 1;
+        }
+        let pos = c.pos;
+        // In an outer array, rows end with its last element.
+        let left_in_file = outer.map_or(u64::MAX, |n| n.saturating_sub(request.rows.start));
+        Ok(Box::new(MsgPackBatches {
+            path: path.to_path_buf(),
+            data,
+            pos,
+            remaining: request
+                .rows
+                .end
+                .saturating_sub(request.rows.start)
+                .min(left_in_file),
+            schema,
+            projection,
+            batch_size: batch_size(request.batch_size),
+        }))
+    }
+}
+
+/// Lazily transcodes and decodes the wanted rows, one batch at a time.
+struct MsgPackBatches {
+    path: PathBuf,
+    data: FileBytes,
+    pos: usize,
+    remaining: u64,
+    schema: SchemaRef,
+    projection: Option<Vec<usize>>,
+    batch_size: usize,
+}
+
+impl MsgPackBatches {
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        let want = self.remaining.min(self.batch_size as u64);
+        let mut c = Cursor {
+            data: &self.data,
+            pos: self.pos,
+        };
+        let mut lines = Vec::new();
+        let mut got = 0;
+        while got < want && c.pos < self.data.len() {
+            transcode(&mut c, &mut lines, 0).map_err(|e| {
+                Error::malformed(&self.path, FORMAT, e.message).at_byte(e.at as u64)
+            })?;
+            lines.push(b'\n');
+            got += 1;
+        }
+        self.pos = c.pos;
+        self.remaining = if got < want { 0 } else { self.remaining - got };
+        decode_json(
+            &self.path,
+            FORMAT,
+            &self.schema,
+            &lines,
+            got as usize,
+            self.projection.as_deref(),
+        )
+    }
+}
+
+impl Iterator for MsgPackBatches {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        match self.next_batch() {
+            Ok(Some(b)) => Some(Ok(b)),
+            Ok(None) => None,
+            Err(e) => {
+                self.remaining = 0;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heads_and_truncation() {
+        let mut c = Cursor {
+            data: &[0x81, 0xa1, b'a', 0xcd, 0x01, 0x00, 0xd0, 0xff, 0xda, 0x00],
+            pos: 0,
+        };
+        assert_eq!(c.head().unwrap(), Head::Map(1));
+        assert_eq!(c.head().unwrap(), Head::Str(b"a"));
+        assert_eq!(c.head().unwrap(), Head::Int(256));
+        assert_eq!(c.head().unwrap(), Head::Int(-1));
+        let err = c.head().unwrap_err();
+        assert_eq!(err.at, 9);
+        let mut big = Cursor {
+            data: &[0xdd, 0xff, 0xff, 0xff, 0xff, 0x01],
+            pos: 0,
+        };
+        assert!(big.skip_value().is_err());
+    }
+}

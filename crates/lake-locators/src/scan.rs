@@ -1,0 +1,276 @@
+//! Fast structural scanners of the row formats: the quote-aware delimited record scanner
+//! (memchr over line breaks and quotes, no field parsing) and the JSON value skipper that
+//! tracks strings and nesting depth. Both find record boundaries only; they never build values.
+//!
+//! Also the file access shared by the row formats: a read-only memory map of the whole file.
+
+use std::fs::File;
+use std::ops::Deref;
+use std::path::Path;
+use std::sync::Arc;
+
+use memchr::{memchr, memchr2};
+
+use crate::error::{Error, Result};
+
+/// The bytes of a whole file, memory-mapped (or empty for a 0-byte file, which cannot be
+/// mapped on every platform).
+#[derive(Debug, Clone)]
+pub(crate) struct FileBytes {
+    map: Option<Arc<memmap2::Mmap>>,
+}
+
+impl FileBytes {
+    /// Maps `path` read-only.
+    pub(crate) fn open(path: &Path) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        if len == 0 {
+            return Ok(FileBytes { map: None });
+        }
+        // SAFETY: the map is read-only and private to this process. A concurrent writer that
+        // truncates the file could fault the process, which is the documented risk of reading
+        // data lakes in place; the lake map detects modified files by size and mtime first.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        Ok(FileBytes {
+            map: Some(Arc::new(map)),
+        })
+    }
+}
+
+impl Deref for FileBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match &self.map {
+            Some(m) => m,
+            None => &[],
+        }
+    }
+}
+
+/// Checks that `data` is UTF-8, naming the first bad byte.
+pub(crate) fn check_utf8(path: &Path, format: &'static str, data: &[u8]) -> Result<()> {
+    match std::str::from_utf8(data) {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            Err(Error::malformed(path, format, "invalid UTF-8").at_byte(e.valid_up_to() as u64))
+        }
+    }
+}
+
+/// Length of a UTF-8 byte-order mark at the start of `data` (0 or 3).
+pub(crate) fn bom_len(data: &[u8]) -> usize {
+    if data.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    }
+}
+
+/// Why a delimited scan stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ScanError {
+    /// A quoted field opened at this byte never closes.
+    UnterminatedQuote(usize),
+}
+
+/// Skips empty physical lines (`\n` or `\r\n`) starting at `pos`.
+#[inline]
+pub(crate) fn skip_empty_lines(data: &[u8], mut pos: usize) -> usize {
+    loop {
+        match data.get(pos) {
+            Some(b'\n') => pos += 1,
+            Some(b'\r') if data.get(pos + 1) == Some(&b'\n') => pos += 2,
+            _ => return pos,
+        }
+    }
+}
+
+/// The end of the delimited record starting at `start` (just past its line break, or the end
+/// of the data): a memchr scan over line breaks and quotes that tracks the quote state only.
+/// A quote opens a quoted field only at a field start (after the delimiter or at the start of
+/// the record), as in RFC 4180 and the `csv` crate; elsewhere it is a plain byte.
+#[inline]
+pub(crate) fn record_end(data: &[u8], start: usize, delim: u8) -> Result<usize, ScanError> {
+    let mut pos = start;
+    loop {
+        let Some(i) = memchr2(b'\n', b'"', &data[pos..]) else {
+            return Ok(data.len());
+        };
+        let p = pos + i;
+        if data[p] == b'\n' {
+            return Ok(p + 1);
+        }
+        if p != start && data[p - 1] != delim {
+            pos = p + 1;
+            continue;
+        }
+        pos = quoted_end(data, p)?;
+    }
+}
+
+/// The position just past the closing quote of the quoted field opening at `open`.
+#[inline]
+pub(crate) fn quoted_end(data: &[u8], open: usize) -> Result<usize, ScanError> {
+    let mut q = open + 1;
+    loop {
+        let Some(j) = memchr(b'"', &data[q..]) else {
+            return Err(ScanError::UnterminatedQuote(open));
+        };
+        let e = q + j;
+        if data.get(e + 1) == Some(&b'"') {
+            q = e + 2;
+        } else {
+            return Ok(e + 1);
+        }
+    }
+}
+
+/// Skips `n` records from the record start `pos` (empty lines are not records) and returns
+/// the start of the record after them (after any empty lines), or the end of the data.
+pub(crate) fn skip_records(
+    data: &[u8],
+    mut pos: usize,
+    n: u64,
+    delim: u8,
+) -> Result<(usize, u64), ScanError> {
+    let mut done = 0;
+    pos = skip_empty_lines(data, pos);
+    while done < n && pos < data.len() {
+        pos = record_end(data, pos, delim)?;
+        pos = skip_empty_lines(data, pos);
+        done += 1;
+    }
+    Ok((pos, done))
+}
+
+/// Skips JSON whitespace from `pos`.
+#[inline]
+pub(crate) fn skip_ws(data: &[u8], mut pos: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = data.get(pos) {
+        pos += 1;
+    }
+    pos
+}
+
+/// The position just past the closing quote of the JSON string opening at `open`.
+#[inline]
+pub(crate) fn json_string_end(data: &[u8], open: usize) -> Option<usize> {
+    let mut pos = open + 1;
+    loop {
+        let i = memchr2(b'"', b'\\', &data[pos..])?;
+        let p = pos + i;
+        if data[p] == b'"' {
+            return Some(p + 1);
+        }
+        // A backslash escapes exactly the next byte (`\uXXXX` continues with plain hex).
+        pos = p + 2;
+        if pos > data.len() {
+            return None;
+        }
+    }
+}
+
+/// The end of the JSON value starting at `start` (structural: strings and nesting depth are
+/// tracked, nothing is built), or `None` when the data ends inside it.
+pub(crate) fn json_value_end(data: &[u8], start: usize) -> Option<usize> {
+    match data.get(start)? {
+        b'"' => json_string_end(data, start),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut pos = start;
+            while pos < data.len() {
+                match data[pos] {
+                    b'"' => {
+                        pos = json_string_end(data, pos)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(pos + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                pos += 1;
+            }
+            None
+        }
+        _ => {
+            // A scalar: up to the next structural byte or whitespace.
+            let mut pos = start;
+            while let Some(&b) = data.get(pos) {
+                if matches!(b, b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r') {
+                    break;
+                }
+                pos += 1;
+            }
+            Some(pos)
+        }
+    }
+}
+
+/// Where the next element of a JSON array starts after the element ending at `pos`:
+/// `Ok(Some(start))` after a comma, `Ok(None)` at the closing bracket, or `Err(offset)` of the
+/// unexpected byte (the data length when the array never closes).
+pub(crate) fn array_next(data: &[u8], pos: usize) -> Result<Option<usize>, usize> {
+    let p = skip_ws(data, pos);
+    match data.get(p) {
+        Some(b',') => Ok(Some(skip_ws(data, p + 1))),
+        Some(b']') => Ok(None),
+        _ => Err(p),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_with_quotes_and_empty_lines() {
+        let data = b"a,b\n1,\"x\ny\"\n\n\r\n2,\"q\"\"\"\n3,4";
+        let r0 = record_end(data, 0, b',').unwrap();
+        assert_eq!(r0, 4);
+        let r1 = record_end(data, r0, b',').unwrap();
+        assert_eq!(&data[r0..r1], b"1,\"x\ny\"\n");
+        let (p, n) = skip_records(data, r0, 2, b',').unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(&data[p..], b"3,4");
+        let (end, n) = skip_records(data, r0, 10, b',').unwrap();
+        assert_eq!((end, n), (data.len(), 3));
+    }
+
+    #[test]
+    fn quote_inside_unquoted_field_is_plain() {
+        let data = b"ab\"c,d\n\"e\"\n";
+        assert_eq!(record_end(data, 0, b',').unwrap(), 7);
+        assert_eq!(record_end(data, 7, b',').unwrap(), data.len());
+    }
+
+    #[test]
+    fn unterminated_quote() {
+        let data = b"1,\"abc\n2,3\n";
+        assert_eq!(
+            record_end(data, 0, b','),
+            Err(ScanError::UnterminatedQuote(2))
+        );
+    }
+
+    #[test]
+    fn json_values() {
+        let data = br#"{"a":"}\"","b":[1,{"c":2}]} , 5 ,"x\\" ]"#;
+        let e = json_value_end(data, 0).unwrap();
+        assert_eq!(&data[..e], br#"{"a":"}\"","b":[1,{"c":2}]}"#);
+        let n = array_next(data, e).unwrap().unwrap();
+        let e2 = json_value_end(data, n).unwrap();
+        assert_eq!(&data[n..e2], b"5");
+        let n2 = array_next(data, e2).unwrap().unwrap();
+        let e3 = json_value_end(data, n2).unwrap();
+        assert_eq!(&data[n2..e3], br#""x\\""#);
+        assert_eq!(array_next(data, e3), Ok(None));
+        assert_eq!(json_value_end(b"{\"a\":[1,2}", 0), None);
+    }
+}

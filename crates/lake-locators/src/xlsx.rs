@@ -1,0 +1,408 @@
+//! The XLSX locator (calamine's streaming cell reader): the first worksheet in workbook
+//! order, row 1 = header, one row per following sheet row, logical blocks of `stride` rows
+//! (no byte positions: the sheet XML sits Deflate-compressed in the ZIP).
+//!
+//! Numbers are IEEE doubles in the file; a column whose numbers are all integral within i64
+//! becomes Int64. Reading streams the sheet from the start (there is no skip-ahead inside a
+//! compressed XML part), keeps only the cells of the wanted rows and stops after the last one.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_schema::{DataType, Field};
+use calamine::{Data, DataRef, Reader, Xlsx, XlsxError};
+
+use crate::error::{Error, Result};
+use crate::infer::Columns;
+use crate::locator::{
+    BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
+};
+use crate::rowread::{batch_size, check_stride, projection_indices};
+
+const FORMAT: &str = "xlsx";
+
+/// The locator of XLSX workbooks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct XlsxLocator;
+
+/// 2^63 as f64: integral doubles below it (and at or above -2^63) fit i64.
+const I64_LIMIT: f64 = 9_223_372_036_854_775_808.0;
+
+fn integral(f: f64) -> Option<i64> {
+    (f.fract() == 0.0 && (-I64_LIMIT..I64_LIMIT).contains(&f)).then_some(f as i64)
+}
+
+fn open(path: &Path) -> Result<Xlsx<BufReader<File>>> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    Xlsx::new(BufReader::new(file)).map_err(|e| not_xlsx(path, e))
+}
+
+/// A workbook that calamine cannot open: the ZIP structure or the workbook parts are
+/// expected from the file's start, so the error names byte 0.
+fn not_xlsx(path: &Path, e: XlsxError) -> Error {
+    Error::malformed(path, FORMAT, format!("not a readable XLSX workbook: {e}")).at_byte(0)
+}
+
+fn cell_error(path: &Path, e: XlsxError, row: u64) -> Error {
+    Error::malformed(path, FORMAT, format!("worksheet XML: {e}")).at_row(row)
+}
+
+/// The header row's index and the columns `(sheet column, name)` in sheet order, from the
+/// cells of the first non-empty row.
+struct Sheet {
+    header_row: u32,
+    columns: Vec<(u32, String)>,
+}
+
+fn data_text(v: &DataRef<'_>) -> Option<String> {
+    Some(match v {
+        DataRef::Int(i) => i.to_string(),
+        DataRef::Float(f) => match integral(*f) {
+            Some(i) => i.to_string(),
+            None => f.to_string(),
+        },
+        DataRef::String(s) => s.clone(),
+        DataRef::SharedString(s) => (*s).to_string(),
+        DataRef::Bool(b) => b.to_string(),
+        DataRef::DateTime(d) => d.as_f64().to_string(),
+        DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => s.clone(),
+        DataRef::Error(_) | DataRef::Empty => return None,
+    })
+}
+
+/// Walks the first worksheet: `f(sheet, local_row, column_position, value)` for every data
+/// cell of a header column; stops when `f` returns false. Returns the sheet's header.
+fn walk(
+    path: &Path,
+    mut f: impl FnMut(&Sheet, u64, usize, &DataRef<'_>) -> Result<bool>,
+) -> Result<Sheet> {
+    let mut wb = open(path)?;
+    let Some(name) = wb.sheet_names().into_iter().next() else {
+        return Ok(Sheet {
+            header_row: 0,
+            columns: Vec::new(),
+        });
+    };
+    let mut cells = wb
+        .worksheet_cells_reader(&name)
+        .map_err(|e| not_xlsx(path, e))?;
+    let mut sheet: Option<Sheet> = None;
+    // Sheet column → position among the header's columns.
+    let mut position: Vec<Option<usize>> = Vec::new();
+    let mut row_seen = 0u64;
+    while let Some(cell) = cells
+        .next_cell()
+        .map_err(|e| cell_error(path, e, row_seen))?
+    {
+        let (r, c) = cell.get_position();
+        let value = cell.get_value();
+        match &mut sheet {
+            None => {
+                if let Some(text) = data_text(value) {
+                    sheet = Some(Sheet {
+                        header_row: r,
+                        columns: vec![(c, text)],
+                    });
+                }
+            }
+            Some(s) if r == s.header_row => {
+                if let Some(text) = data_text(value) {
+                    s.columns.push((c, text));
+                }
+            }
+            Some(s) => {
+                if position.is_empty() {
+                    let max = s.columns.iter().map(|(c, _)| *c).max().unwrap_or(0);
+                    position = vec![None; max as usize + 1];
+                    for (i, (c, _)) in s.columns.iter().enumerate() {
+                        position[*c as usize] = Some(i);
+                    }
+                }
+                let local = u64::from(r.saturating_sub(s.header_row + 1));
+                row_seen = local;
+                if let Some(Some(i)) = position.get(c as usize)
+                    && !f(s, local, *i, value)?
+                {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(sheet.unwrap_or(Sheet {
+        header_row: 0,
+        columns: Vec::new(),
+    }))
+}
+
+fn names(sheet: &Sheet) -> Vec<String> {
+    sheet.columns.iter().map(|(_, n)| n.clone()).collect()
+}
+
+/// Records one cell in its column's accumulator.
+fn observe(cols: &mut Columns, i: usize, v: &DataRef<'_>) {
+    let Some(col) = cols.cols.get_mut(i) else {
+        return;
+    };
+    let track = col.tracks();
+    // The text form only matters for the string bounds of a column that turns Utf8.
+    let text = |t: &dyn Fn() -> String| if track { t() } else { String::new() };
+    match v {
+        DataRef::Int(x) => col.int(*x, text(&|| x.to_string()).as_bytes()),
+        DataRef::Float(f) => match integral(*f) {
+            Some(x) => col.int(x, text(&|| x.to_string()).as_bytes()),
+            None => col.float(*f, text(&|| f.to_string()).as_bytes()),
+        },
+        DataRef::DateTime(d) => {
+            let f = d.as_f64();
+            col.float(f, text(&|| f.to_string()).as_bytes());
+        }
+        DataRef::Bool(b) => col.boolean(if *b { b"true" } else { b"false" }),
+        DataRef::String(s) | DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => {
+            col.text(s.as_bytes())
+        }
+        DataRef::SharedString(s) => col.text(s.as_bytes()),
+        DataRef::Error(_) | DataRef::Empty => {}
+    }
+}
+
+fn index_file(path: &Path, options: &IndexOptions) -> Result<FileIndex> {
+    check_stride(path, options)?;
+    let wanted = &options.stats;
+    let mut cols: Option<Columns> = None;
+    let mut rows = 0u64;
+    let sheet = walk(path, |sheet, local, i, v| {
+        if !matches!(v, DataRef::Empty | DataRef::Error(_)) {
+            rows = rows.max(local + 1);
+        }
+        let c = cols.get_or_insert_with(|| Columns::with_names(&names(sheet), wanted));
+        observe(c, i, v);
+        Ok(true)
+    })?;
+    let cols = cols.unwrap_or_else(|| Columns::with_names(&names(&sheet), wanted));
+    let mut blocks = Vec::new();
+    let mut first = 0;
+    while first < rows {
+        let n = options.stride.min(rows - first);
+        blocks.push(Block::rows(blocks.len() as u64, first, n));
+        first += n;
+    }
+    let stats = (!wanted.is_none()).then(|| cols.stats());
+    Ok(FileIndex {
+        format: FORMAT.to_string(),
+        row_count: rows,
+        blocks,
+        schema: cols.schema(),
+        stats,
+    })
+}
+
+fn type_error(path: &Path, field: &Field, row: u64) -> Error {
+    Error::StaleIndex {
+        path: path.to_path_buf(),
+        message: format!(
+            "a cell of column {:?} at row {row} does not fit the stored type {}",
+            field.name(),
+            crate::types::type_name(field.data_type())
+        ),
+    }
+}
+
+/// One column of `n` rows from the kept cells (`None` = empty).
+fn build_column(
+    path: &Path,
+    field: &Field,
+    cells: &[Option<Data>],
+    first_row: u64,
+) -> Result<ArrayRef> {
+    let row = |k: usize| first_row + k as u64;
+    Ok(match field.data_type() {
+        DataType::Int64 => {
+            let mut b = Int64Builder::with_capacity(cells.len());
+            for (k, c) in cells.iter().enumerate() {
+                match c {
+                    None | Some(Data::Empty | Data::Error(_)) => b.append_null(),
+                    Some(Data::Int(i)) => b.append_value(*i),
+                    Some(Data::Float(f)) => match integral(*f) {
+                        Some(i) => b.append_value(i),
+                        None => return Err(type_error(path, field, row(k))),
+                    },
+                    Some(_) => return Err(type_error(path, field, row(k))),
+                }
+            }
+            Arc::new(b.finish())
+        }
+        DataType::Float64 => {
+            let mut b = Float64Builder::with_capacity(cells.len());
+            for (k, c) in cells.iter().enumerate() {
+                match c {
+                    None | Some(Data::Empty | Data::Error(_)) => b.append_null(),
+                    Some(Data::Int(i)) => b.append_value(*i as f64),
+                    Some(Data::Float(f)) => b.append_value(*f),
+                    Some(Data::DateTime(d)) => b.append_value(d.as_f64()),
+                    Some(_) => return Err(type_error(path, field, row(k))),
+                }
+            }
+            Arc::new(b.finish())
+        }
+        DataType::Boolean => {
+            let mut b = BooleanBuilder::with_capacity(cells.len());
+            for (k, c) in cells.iter().enumerate() {
+                match c {
+                    None | Some(Data::Empty | Data::Error(_)) => b.append_null(),
+                    Some(Data::Bool(v)) => b.append_value(*v),
+                    Some(_) => return Err(type_error(path, field, row(k))),
+                }
+            }
+            Arc::new(b.finish())
+        }
+        DataType::Utf8 => {
+            let mut b = StringBuilder::new();
+            for c in cells {
+                match c.as_ref().and_then(|d| data_text(&data_ref(d))) {
+                    Some(t) => b.append_value(t),
+                    None => b.append_null(),
+                }
+            }
+            Arc::new(b.finish())
+        }
+        _ => return Err(type_error(path, field, first_row)),
+    })
+}
+
+fn data_ref(d: &Data) -> DataRef<'_> {
+    match d {
+        Data::Int(i) => DataRef::Int(*i),
+        Data::Float(f) => DataRef::Float(*f),
+        Data::String(s) => DataRef::SharedString(s),
+        Data::Bool(b) => DataRef::Bool(*b),
+        Data::DateTime(d) => DataRef::DateTime(*d),
+        Data::DateTimeIso(s) => DataRef::DateTimeIso(s.clone()),
+        Data::DurationIso(s) => DataRef::DurationIso(s.clone()),
+        Data::Error(e) => DataRef::Error(e.clone()),
+        Data::Empty => DataRef::Empty,
+    }
+}
+
+impl Locator for XlsxLocator {
+    fn name(&self) -> &str {
+        FORMAT
+    }
+
+    fn extensions(&self) -> &[&str] {
+        &[FORMAT]
+    }
+
+    fn formats(&self) -> &[&str] {
+        &[FORMAT]
+    }
+
+    fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
+        index_file(path, options)
+    }
+
+    fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
+        let (schema, total) = match &request.schema {
+            Some(s) => (
+                s.clone(),
+                request
+                    .blocks
+                    .map(|b| b.iter().map(|b| b.row_count).sum::<u64>()),
+            ),
+            None => {
+                let options = IndexOptions {
+                    stats: StatsColumns::None,
+                    ..IndexOptions::default()
+                };
+                let index = index_file(path, &options)?;
+                (index.schema, Some(index.row_count))
+            }
+        };
+        let projection = projection_indices(path, &schema, request.projection)?;
+        let a = request.rows.start;
+        let b = total.map_or(request.rows.end, |t| request.rows.end.min(t));
+        let width = schema.fields().len();
+        // Cells of the wanted rows only, row by row; `last` is the last row holding a value.
+        let mut kept: Vec<Vec<Option<Data>>> = Vec::new();
+        let mut last: Option<u64> = None;
+        let mut past_end = false;
+        if a < b {
+            let sheet = walk(path, |_, local, i, v| {
+                if local >= b {
+                    past_end = true;
+                    return Ok(false);
+                }
+                if local < a || i >= width {
+                    return Ok(true);
+                }
+                let k = (local - a) as usize;
+                while kept.len() <= k {
+                    kept.push(vec![None; width]);
+                }
+                if !matches!(v, DataRef::Empty | DataRef::Error(_)) {
+                    last = Some(local);
+                }
+                kept[k][i] = Some(Data::from(v.clone()));
+                Ok(true)
+            })?;
+            if sheet.columns.len() != width {
+                return Err(Error::StaleIndex {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "the stored schema has {width} columns, the header {}",
+                        sheet.columns.len()
+                    ),
+                });
+            }
+        }
+        let n = if a >= b {
+            0
+        } else if past_end || total.is_some() {
+            b - a
+        } else {
+            last.map_or(0, |l| l + 1 - a)
+        };
+        kept.resize(n as usize, vec![None; width]);
+        let mut columns = Vec::with_capacity(width);
+        for (ci, field) in schema.fields().iter().enumerate() {
+            let cells: Vec<Option<Data>> = kept.iter_mut().map(|r| r[ci].take()).collect();
+            columns.push(build_column(path, field, &cells, a)?);
+        }
+        let batch = RecordBatch::try_new_with_options(
+            schema.clone(),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(n as usize)),
+        )
+        .map_err(|e| Error::library(path, FORMAT, e))?;
+        let batch = match &projection {
+            Some(p) => batch
+                .project(p)
+                .map_err(|e| Error::library(path, FORMAT, e))?,
+            None => batch,
+        };
+        let size = batch_size(request.batch_size);
+        let total_rows = batch.num_rows();
+        let batches: Vec<Result<RecordBatch>> = (0..total_rows)
+            .step_by(size)
+            .map(|o| Ok(batch.slice(o, size.min(total_rows - o))))
+            .collect();
+        Ok(Box::new(batches.into_iter()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integral_doubles() {
+        assert_eq!(integral(5.0), Some(5));
+        assert_eq!(integral(-0.0), Some(0));
+        assert_eq!(integral(2.5), None);
+        assert_eq!(integral(9.3e18), None);
+        assert_eq!(integral(f64::NAN), None);
+    }
+}
