@@ -412,10 +412,22 @@ impl LakeMap {
     }
 
     /// The files and local rows of global rows `[start, start + len)`, clamped at the end of
-    /// the lake; zero-row files are not listed.
+    /// the lake; zero-row files are not listed. A zero-length slice inside the lake gives one
+    /// empty segment in the file holding `start`.
     pub fn plan_slice(&self, start: u64, len: u64) -> Vec<Segment> {
         let end = start.saturating_add(len).min(self.total_rows);
         let mut out = Vec::new();
+        if len == 0 {
+            // An empty slice inside the lake still names the file it starts in.
+            if let Ok((index, local_start)) = self.locate_index(start) {
+                out.push(Segment {
+                    index,
+                    local_start,
+                    len: 0,
+                });
+            }
+            return out;
+        }
         if start >= end {
             return out;
         }

@@ -2,6 +2,8 @@
 //! `../shared/conformance`. Each suite returns one [`CaseResult`] per case; the command prints
 //! them as a table and exits 1 on any failure. A suite registers itself in [`suites`].
 
+pub mod lake;
+
 use std::path::Path;
 
 /// The outcome of one case of a suite.
@@ -51,7 +53,11 @@ pub struct Suite {
 
 /// Every registered suite, in the order they run.
 pub fn suites() -> Vec<Suite> {
-    vec![]
+    vec![Suite {
+        name: "lake",
+        about: "Lake Map over the lake corpus: files, order, skipped, samples, slices, stats",
+        run: lake::run,
+    }]
 }
 
 /// `cargo xtask conformance [SUITE…]`.
