@@ -1,1 +1,7 @@
 //! Integration tests of `tsfile-format`, one binary with one module per area.
+
+mod alloc;
+mod bad_input;
+mod corpus;
+mod vectors;
+mod walk;
