@@ -27,12 +27,15 @@
 
 pub mod bloom_filter;
 pub mod chunk;
+pub mod compression;
 pub mod cursor;
 pub mod device_id;
+pub mod encoding;
 pub mod error;
 pub mod file;
 pub mod metadata_index;
 pub mod page;
+pub mod page_payload;
 pub mod schema;
 pub mod statistics;
 pub mod timeseries;
