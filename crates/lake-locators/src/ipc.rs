@@ -488,7 +488,15 @@ fn walk_stream(path: &Path, file: &File, len: u64, all: bool) -> Result<StreamLa
     let schema_end = first.offset + first.total;
     let mut blocks = Vec::new();
     let mut first_row = 0u64;
-    while all {
+    // Reads need the schema message only.
+    if !all {
+        return Ok(StreamLayout {
+            schema,
+            schema_end,
+            blocks,
+        });
+    }
+    loop {
         let Some(m) = walker.next_message()? else {
             break;
         };

@@ -317,10 +317,10 @@ impl Columns {
             ));
         }
         for ((name, value), slot) in fields.iter().zip(&self.slot) {
-            if let Some(pos) = slot {
-                if !self.columns[*pos].push(value) {
-                    return Err(format!("field {name:?} holds a value of another type"));
-                }
+            if let Some(pos) = slot
+                && !self.columns[*pos].push(value)
+            {
+                return Err(format!("field {name:?} holds a value of another type"));
             }
         }
         self.rows += 1;

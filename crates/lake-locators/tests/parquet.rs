@@ -1,0 +1,351 @@
+//! Parquet locator: footer-only indexing and row-group-only reads (traced), statistics from
+//! the footer or the data, page-skipping reads, projections and malformed files.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use lake_locators::parquet::ParquetLocator;
+use lake_locators::trace::{ReadLog, TraceReader};
+use lake_locators::{
+    ColumnStats, Error, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns, rows,
+};
+use parquet::arrow::ArrowWriter;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+
+const GROUP: usize = 1000;
+
+fn batch(first: i64, n: usize) -> RecordBatch {
+    let ids: Vec<i64> = (first..first + n as i64).collect();
+    let schema = Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("name", DataType::Utf8, true),
+        Field::new("x", DataType::Float64, true),
+    ]);
+    RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            Arc::new(Int64Array::from(ids.clone())),
+            Arc::new(StringArray::from(
+                ids.iter()
+                    .map(|i| (i % 7 != 0).then(|| format!("name {i:05}")))
+                    .collect::<Vec<_>>(),
+            )),
+            Arc::new(Float64Array::from(
+                ids.iter()
+                    .map(|i| (i % 5 != 0).then_some(*i as f64 * 0.5 - 100.25))
+                    .collect::<Vec<_>>(),
+            )),
+        ],
+    )
+    .unwrap()
+}
+
+/// Writes `groups` row groups of [`GROUP`] rows with small pages.
+fn write(dir: &Path, name: &str, groups: usize, stats: EnabledStatistics) -> PathBuf {
+    let path = dir.join(name);
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(GROUP))
+        .set_data_page_row_count_limit(100)
+        .set_write_batch_size(100)
+        .set_statistics_enabled(stats)
+        .build();
+    let b = batch(0, GROUP * groups);
+    let mut w =
+        ArrowWriter::try_new(File::create(&path).unwrap(), b.schema(), Some(props)).unwrap();
+    w.write(&b).unwrap();
+    w.close().unwrap();
+    path
+}
+
+fn index(path: &Path) -> FileIndex {
+    ParquetLocator
+        .index(path, &IndexOptions::default())
+        .unwrap()
+}
+
+fn read(
+    path: &Path,
+    idx: Option<&FileIndex>,
+    rows: std::ops::Range<u64>,
+    cols: Option<&[String]>,
+) -> Vec<serde_json::Value> {
+    let request = ReadRequest {
+        rows,
+        blocks: idx.map(|i| i.blocks.as_slice()),
+        schema: None,
+        projection: cols,
+        batch_size: 64,
+    };
+    let mut out = Vec::new();
+    for b in ParquetLocator.read(path, &request).unwrap() {
+        let b = b.unwrap();
+        out.extend((0..b.num_rows()).map(|r| rows::row_value(&b, r)));
+    }
+    out
+}
+
+#[test]
+fn blocks_come_from_the_footer_with_page_locations() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "a.parquet", 4, EnabledStatistics::Page);
+    let idx = index(&path);
+    assert_eq!(idx.format, "parquet");
+    assert_eq!(idx.row_count, 4000);
+    assert_eq!(idx.blocks.len(), 4);
+    for (i, b) in idx.blocks.iter().enumerate() {
+        assert_eq!(b.ordinal, i as u64);
+        assert_eq!(b.first_row, (i * GROUP) as u64);
+        assert_eq!(b.row_count, GROUP as u64);
+        let cols = b.columns.as_ref().unwrap();
+        assert_eq!(cols.len(), 3);
+        assert_eq!(cols[0].path, "id");
+        assert_eq!(b.first_byte, Some(cols[0].first_byte));
+        let pages = cols[0].page_locations.as_ref().unwrap();
+        assert_eq!(pages.len(), 10);
+        assert_eq!(pages[1].first_row_index, 100);
+    }
+    // Row groups follow each other in the file.
+    assert!(idx.blocks[1].first_byte.unwrap() > idx.blocks[0].first_byte.unwrap());
+}
+
+#[test]
+fn indexing_reads_only_the_footer_and_reads_skip_earlier_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "t.parquet", 4, EnabledStatistics::Page);
+    let idx = index(&path);
+    let data_end = idx
+        .blocks
+        .iter()
+        .flat_map(|b| b.columns.iter().flatten())
+        .map(|c| c.first_byte + c.compressed_size)
+        .max()
+        .unwrap();
+
+    let log = ReadLog::default();
+    let reader = TraceReader::new(File::open(&path).unwrap(), log.clone()).unwrap();
+    // Footer statistics of all three columns are exact here, so no data page is needed.
+    let traced = ParquetLocator
+        .index_reader(&path, reader, &IndexOptions::default())
+        .unwrap();
+    assert_eq!(traced.blocks, idx.blocks);
+    let ranges = log.ranges();
+    assert!(!ranges.is_empty());
+    for r in &ranges {
+        assert!(
+            r.start >= data_end,
+            "indexing read {r:?}, data ends at {data_end}"
+        );
+    }
+
+    log.clear();
+    let reader = TraceReader::new(File::open(&path).unwrap(), log.clone()).unwrap();
+    let request = ReadRequest {
+        rows: 2100..2110,
+        blocks: Some(&idx.blocks),
+        ..Default::default()
+    };
+    let got: Vec<RecordBatch> = ParquetLocator
+        .read_reader(&path, reader, &request)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let ids: Vec<i64> = got
+        .iter()
+        .flat_map(|b| {
+            b.column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .values()
+                .to_vec()
+        })
+        .collect();
+    assert_eq!(ids, (2100..2110).collect::<Vec<i64>>());
+    let third = idx.blocks[2].first_byte.unwrap();
+    let ranges = log.ranges();
+    for r in &ranges {
+        assert!(
+            r.start >= third,
+            "reading row group 2 read {r:?}, which lies before its first byte {third}"
+        );
+    }
+    // Only the pages holding the rows are fetched: far less than the whole row group.
+    let data_read: u64 = ranges
+        .iter()
+        .filter(|r| r.start < data_end)
+        .map(|r| r.end - r.start)
+        .sum();
+    assert!(
+        data_read < idx.blocks[2].compressed_size.unwrap(),
+        "read {data_read} data bytes of a {} byte row group",
+        idx.blocks[2].compressed_size.unwrap()
+    );
+}
+
+#[test]
+fn stats_from_footer_equal_stats_from_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let with = index(&write(dir.path(), "s.parquet", 3, EnabledStatistics::Chunk));
+    let without = index(&write(dir.path(), "n.parquet", 3, EnabledStatistics::None));
+    let a = with.stats.unwrap();
+    let b = without.stats.unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a["id"], ColumnStats::Int { min: 0, max: 2999 });
+    assert_eq!(
+        a["name"],
+        ColumnStats::Str {
+            min_str: "name 00001".into(),
+            max_str: "name 02999".into()
+        }
+    );
+    assert_eq!(
+        a["x"],
+        ColumnStats::Float {
+            min: -99.75,
+            max: 2999.0 * 0.5 - 100.25
+        }
+    );
+    let only = ParquetLocator
+        .index(
+            &dir.path().join("n.parquet"),
+            &IndexOptions {
+                stride: 1,
+                stats: StatsColumns::Only(vec!["x".into()]),
+            },
+        )
+        .unwrap();
+    assert_eq!(only.stats.unwrap().keys().collect::<Vec<_>>(), vec!["x"]);
+    let none = ParquetLocator
+        .index(
+            &dir.path().join("n.parquet"),
+            &IndexOptions {
+                stride: 1,
+                stats: StatsColumns::None,
+            },
+        )
+        .unwrap();
+    assert!(none.stats.is_none());
+}
+
+#[test]
+fn reads_ranges_across_groups_with_and_without_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "r.parquet", 4, EnabledStatistics::Page);
+    let idx = index(&path);
+    let want = batch(0, 4000);
+    for range in [
+        0..1,
+        999..1001,
+        1234..3456,
+        3999..4000,
+        3990..9999,
+        4000..4010,
+        10..10,
+    ] {
+        let expected: Vec<serde_json::Value> = (range.start..range.end.min(4000))
+            .map(|r| rows::row_value(&want, r as usize))
+            .collect();
+        assert_eq!(
+            read(&path, Some(&idx), range.clone(), None),
+            expected,
+            "{range:?}"
+        );
+        assert_eq!(
+            read(&path, None, range.clone(), None),
+            expected,
+            "{range:?}"
+        );
+    }
+    // The projection's order is kept (checked on the written text: JSON objects compare
+    // without order).
+    let cols = vec!["x".to_string(), "id".to_string()];
+    let request = ReadRequest {
+        rows: 1500..1502,
+        blocks: Some(&idx.blocks),
+        projection: Some(&cols),
+        ..Default::default()
+    };
+    let mut text = Vec::new();
+    for b in ParquetLocator.read(&path, &request).unwrap() {
+        rows::write_ndjson(&b.unwrap(), &mut text);
+    }
+    assert_eq!(
+        String::from_utf8(text).unwrap(),
+        "{\"x\":null,\"id\":1500}\n{\"x\":650.25,\"id\":1501}\n"
+    );
+}
+
+#[test]
+fn unknown_column_and_stale_blocks_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "u.parquet", 2, EnabledStatistics::Page);
+    let cols = vec!["nope".to_string()];
+    let request = ReadRequest {
+        rows: 0..1,
+        projection: Some(&cols),
+        ..Default::default()
+    };
+    let err = ParquetLocator.read(&path, &request).err().unwrap();
+    assert!(matches!(err, Error::UnknownColumn { .. }), "{err}");
+    let mut idx = index(&path);
+    idx.blocks.pop();
+    let request = ReadRequest {
+        rows: 0..1,
+        blocks: Some(&idx.blocks),
+        ..Default::default()
+    };
+    let err = ParquetLocator.read(&path, &request).err().unwrap();
+    assert!(matches!(err, Error::StaleIndex { .. }), "{err}");
+}
+
+#[test]
+fn malformed_files_are_typed_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "m.parquet", 2, EnabledStatistics::Page);
+    let good = std::fs::read(&path).unwrap();
+    let n = good.len();
+    let mut cases: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", Vec::new()),
+        ("truncated", good[..n / 2].to_vec()),
+        ("tail cut", good[..n - 3].to_vec()),
+    ];
+    let mut magic = good.clone();
+    magic[n - 4..].copy_from_slice(b"PARX");
+    cases.push(("wrong magic", magic));
+    let mut long = good.clone();
+    long[n - 8..n - 4].copy_from_slice(&(u32::MAX / 2).to_le_bytes());
+    cases.push(("footer length past the file", long));
+    let mut garbage = good.clone();
+    let footer_len = u32::from_le_bytes(good[n - 8..n - 4].try_into().unwrap()) as usize;
+    for b in &mut garbage[n - 8 - footer_len..n - 8] {
+        *b = 0xa5;
+    }
+    cases.push(("garbage footer", garbage));
+    for (what, bytes) in cases {
+        let bad = dir.path().join("bad.parquet");
+        std::fs::write(&bad, &bytes).unwrap();
+        let err = ParquetLocator
+            .index(&bad, &IndexOptions::default())
+            .err()
+            .unwrap_or_else(|| panic!("{what}: no error"));
+        assert!(err.to_string().contains("bad.parquet"), "{what}: {err}");
+        assert!(
+            matches!(err, Error::Library { .. } | Error::Malformed { .. }),
+            "{what}: {err}"
+        );
+        assert!(
+            ParquetLocator
+                .read(
+                    &bad,
+                    &ReadRequest {
+                        rows: 0..10,
+                        ..Default::default()
+                    }
+                )
+                .is_err()
+        );
+    }
+}
