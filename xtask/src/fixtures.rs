@@ -1,6 +1,8 @@
 //! `cargo xtask fixtures`: regenerates everything in `testdata/` deterministically. Each
 //! generator registers itself in [`generators`] and writes below the folder it is given.
 
+pub mod lake;
+
 use std::path::Path;
 
 /// A registered fixture generator.
@@ -13,7 +15,10 @@ pub struct Generator {
 
 /// Every registered generator.
 pub fn generators() -> Vec<Generator> {
-    vec![]
+    vec![Generator {
+        name: "lake",
+        run: lake::generate,
+    }]
 }
 
 /// `cargo xtask fixtures [NAME…]`.

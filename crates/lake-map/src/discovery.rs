@@ -90,6 +90,31 @@ pub struct Discovery {
 
 /// Walks `root` and returns its data files in map order.
 pub fn discover(root: &Path, registry: &HandlerRegistry) -> Result<Discovery> {
+    let (out, mut errors) = discover_lenient(root, registry)?;
+    // The walk order is deterministic, so this is the error a walk stopping at it would give.
+    if !errors.is_empty() {
+        return Err(errors.swap_remove(0).error);
+    }
+    Ok(out)
+}
+
+/// A directory or file the walk could not read, reported by [`discover_lenient`].
+#[derive(Debug)]
+pub struct WalkError {
+    /// Relative path (`/`-separated; a directory ends with `/`, the root itself is `""`).
+    pub path: String,
+    /// What went wrong, naming the full path.
+    pub error: Error,
+}
+
+/// Like [`discover`], but a directory that cannot be listed, a name that is not UTF-8 or a
+/// file that cannot be inspected is reported in the second list (in walk order) and the walk
+/// goes on. Only a root that is missing or not a directory fails the whole walk. Lake Doctor
+/// uses it so that one unreadable path does not hide the state of the rest of the lake.
+pub fn discover_lenient(
+    root: &Path,
+    registry: &HandlerRegistry,
+) -> Result<(Discovery, Vec<WalkError>)> {
     let meta = fs::metadata(root).map_err(|e| Error::io(root, e))?;
     if !meta.is_dir() {
         return Err(Error::io(
@@ -101,27 +126,66 @@ pub fn discover(root: &Path, registry: &HandlerRegistry) -> Result<Discovery> {
         ));
     }
     let mut out = Discovery::default();
-    walk(root, "", registry, &mut out)?;
+    let mut errors = Vec::new();
+    walk(root, "", registry, &mut out, &mut errors);
     out.files.sort_by(|a, b| a.path.cmp(&b.path));
     out.skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
+    Ok((out, errors))
 }
 
-fn walk(dir: &Path, prefix: &str, registry: &HandlerRegistry, out: &mut Discovery) -> Result<()> {
-    let entries = fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+fn walk(
+    dir: &Path,
+    prefix: &str,
+    registry: &HandlerRegistry,
+    out: &mut Discovery,
+    errors: &mut Vec<WalkError>,
+) {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            errors.push(WalkError {
+                path: prefix.to_string(),
+                error: Error::io(dir, e),
+            });
+            return;
+        }
+    };
     for entry in entries {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                errors.push(WalkError {
+                    path: prefix.to_string(),
+                    error: Error::io(dir, e),
+                });
+                // A failing directory stream does not recover; stop listing this directory.
+                return;
+            }
+        };
         let full = entry.path();
         let name = entry.file_name();
         let Some(name) = name.to_str() else {
-            return Err(Error::io(
-                &full,
-                std::io::Error::new(std::io::ErrorKind::InvalidData, "file name is not UTF-8"),
-            ));
+            errors.push(WalkError {
+                path: format!("{prefix}{}", name.to_string_lossy()),
+                error: Error::io(
+                    &full,
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, "file name is not UTF-8"),
+                ),
+            });
+            continue;
         };
         let rel = format!("{prefix}{name}");
         // `DirEntry::file_type` does not follow symbolic links.
-        let file_type = entry.file_type().map_err(|e| Error::io(&full, e))?;
+        let file_type = match entry.file_type() {
+            Ok(t) => t,
+            Err(e) => {
+                errors.push(WalkError {
+                    path: rel,
+                    error: Error::io(&full, e),
+                });
+                continue;
+            }
+        };
         let skip = |reason, out: &mut Discovery, rel: String| {
             out.skipped.push(Skipped { path: rel, reason });
         };
@@ -133,7 +197,7 @@ fn walk(dir: &Path, prefix: &str, registry: &HandlerRegistry, out: &mut Discover
             if name.starts_with('.') {
                 skip(SkipReason::Hidden, out, format!("{rel}/"));
             } else {
-                walk(&full, &format!("{rel}/"), registry, out)?;
+                walk(&full, &format!("{rel}/"), registry, out, errors);
             }
             continue;
         }
@@ -160,7 +224,16 @@ fn walk(dir: &Path, prefix: &str, registry: &HandlerRegistry, out: &mut Discover
             Some(_) => match registry.for_path(path) {
                 None => skip(SkipReason::UnknownExtension, out, rel),
                 Some(handler) => {
-                    let meta = entry.metadata().map_err(|e| Error::io(&full, e))?;
+                    let meta = match entry.metadata() {
+                        Ok(m) => m,
+                        Err(e) => {
+                            errors.push(WalkError {
+                                path: rel,
+                                error: Error::io(&full, e),
+                            });
+                            continue;
+                        }
+                    };
                     out.files.push(DiscoveredFile {
                         path: rel,
                         size_bytes: meta.len(),
@@ -171,7 +244,6 @@ fn walk(dir: &Path, prefix: &str, registry: &HandlerRegistry, out: &mut Discover
             },
         }
     }
-    Ok(())
 }
 
 /// A file's modification time in milliseconds since the Unix epoch (negative before it).

@@ -6,3 +6,4 @@ mod legacy;
 mod map_file;
 mod security;
 mod slicing;
+mod testdata_lake;
