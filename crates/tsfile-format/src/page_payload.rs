@@ -155,6 +155,36 @@ pub fn decode_times(
     d.decode_all(out, limit)
 }
 
+/// The time encoding of a non-aligned page's time part. The chunk header records only the
+/// value encoding; the writers take the time encoding from their configuration (TS_2DIFF by
+/// default, PLAIN when configured so). A TS_2DIFF stream is a chain of block headers whose
+/// counts, widths and packed sizes consume the part exactly; anything else whose length is
+/// a multiple of 8 is PLAIN. (A PLAIN part can mimic such a chain only if every 24 bytes of
+/// timestamps spell a valid header, which real timestamps do not.)
+pub fn detect_time_encoding(stream: &[u8]) -> TSEncoding {
+    let mut pos = 0usize;
+    let mut blocks = 0;
+    while pos < stream.len() {
+        let Some(h) = stream.get(pos..pos + 24) else {
+            break;
+        };
+        let n = i32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+        let w = i32::from_be_bytes([h[4], h[5], h[6], h[7]]);
+        if !(0..=128).contains(&n) || !(0..=64).contains(&w) {
+            break;
+        }
+        pos += 24 + (n as usize * w as usize).div_ceil(8);
+        blocks += 1;
+    }
+    if blocks > 0 && pos == stream.len() {
+        TSEncoding::Ts2Diff
+    } else if stream.len() % 8 == 0 {
+        TSEncoding::Plain
+    } else {
+        TSEncoding::Ts2Diff
+    }
+}
+
 /// Encodes timestamps with `encoding` (the inverse of [`decode_times`]).
 pub fn encode_times(encoding: TSEncoding, times: &[i64]) -> Result<Vec<u8>> {
     let mut e = encoding::encoder(encoding, TSDataType::Int64)?;

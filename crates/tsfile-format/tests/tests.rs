@@ -3,5 +3,6 @@
 mod alloc;
 mod bad_input;
 mod corpus;
+mod encodings;
 mod vectors;
 mod walk;

@@ -28,8 +28,11 @@ impl Fire {
             let prod = (i64::from(alpha).wrapping_mul(self.delta)) as i32;
             I::from_bits((prod >> 8) as u32 as u64).wadd(prev)
         } else {
-            let alpha = i64::from(self.acc >> 3);
-            let diff = alpha.wrapping_mul(self.delta) >> 16;
+            // The C++ library multiplies in 128 bits (Java's `long` product wraps); the
+            // two differ only on overflow, which DOUBLE bit patterns reach, and the C++
+            // form is the one real files were written with.
+            let alpha = i128::from(self.acc >> 3);
+            let diff = ((alpha * i128::from(self.delta)) >> 16) as i64;
             I::from_bits(diff as u64).wadd(prev)
         }
     }
