@@ -129,12 +129,18 @@ mod tests {
 
     #[test]
     fn type_mapping() {
-        assert_eq!(arrow_type(TSDataType::Float, TimeRepr::default()), Some(DataType::Float32));
+        assert_eq!(
+            arrow_type(TSDataType::Float, TimeRepr::default()),
+            Some(DataType::Float32)
+        );
         assert_eq!(
             arrow_type(TSDataType::Timestamp, TimeRepr::default()),
             Some(DataType::Timestamp(TimeUnit::Millisecond, None))
         );
-        assert_eq!(arrow_type(TSDataType::Timestamp, TimeRepr::Int64), Some(DataType::Int64));
+        assert_eq!(
+            arrow_type(TSDataType::Timestamp, TimeRepr::Int64),
+            Some(DataType::Int64)
+        );
         assert_eq!(arrow_type(TSDataType::Vector, TimeRepr::default()), None);
     }
 }

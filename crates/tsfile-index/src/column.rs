@@ -8,9 +8,8 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    ArrayBuilder,
-    BinaryBuilder, BooleanBuilder, Date32Builder, Float32Builder, Float64Builder, Int32Builder,
-    Int64Builder, StringBuilder,
+    ArrayBuilder, BinaryBuilder, BooleanBuilder, Date32Builder, Float32Builder, Float64Builder,
+    Int32Builder, Int64Builder, StringBuilder,
 };
 use arrow_array::types::{
     TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
@@ -18,6 +17,7 @@ use arrow_array::types::{
 };
 use arrow_array::{ArrayRef, Int64Array};
 use arrow_schema::TimeUnit;
+use tsfile_format::encoding::{Decoder, ValueDecoder};
 use tsfile_format::types::TSDataType;
 
 use crate::arrow_types::{TimeRepr, date_to_days};
@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 
 /// The decoded non-null values of one page, in row order.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PageValues {
+pub enum PageValues<'a> {
     /// BOOLEAN values.
     Boolean(Vec<bool>),
     /// INT32 and DATE values (DATE as stored, `yyyymmdd`).
@@ -36,11 +36,11 @@ pub enum PageValues {
     Float(Vec<f32>),
     /// DOUBLE values.
     Double(Vec<f64>),
-    /// TEXT, STRING and BLOB values.
-    Binary(Vec<Vec<u8>>),
+    /// TEXT, STRING and BLOB values, borrowing the page buffer.
+    Binary(Vec<&'a [u8]>),
 }
 
-impl PageValues {
+impl PageValues<'_> {
     /// Number of values.
     pub fn len(&self) -> usize {
         match self {
@@ -57,6 +57,48 @@ impl PageValues {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// Decodes exactly `n` values from `decoder` (the page's value stream at file offset `at`);
+/// a stream that ends early is an error naming the page.
+pub fn decode_values<'a>(
+    decoder: &mut ValueDecoder<'a>,
+    n: usize,
+    at: u64,
+) -> Result<PageValues<'a>> {
+    fn take<T>(d: &mut (dyn Decoder<T> + '_), n: usize, at: u64) -> Result<Vec<T>> {
+        let mut out = Vec::with_capacity(n);
+        let got = d.decode_all(&mut out, n)?;
+        if got < n {
+            return Err(Error::corrupt(
+                "page values",
+                at,
+                format!("the value stream ends after {got} of {n} values"),
+            ));
+        }
+        Ok(out)
+    }
+    Ok(match decoder {
+        ValueDecoder::Boolean(d) => PageValues::Boolean(take(d.as_mut(), n, at)?),
+        ValueDecoder::Int32(d) => PageValues::Int32(take(d.as_mut(), n, at)?),
+        ValueDecoder::Int64(d) => PageValues::Int64(take(d.as_mut(), n, at)?),
+        ValueDecoder::Float(d) => PageValues::Float(take(d.as_mut(), n, at)?),
+        ValueDecoder::Double(d) => PageValues::Double(take(d.as_mut(), n, at)?),
+        ValueDecoder::Binary(d) => PageValues::Binary(take(d.as_mut(), n, at)?),
+    })
+}
+
+/// Skips exactly `n` values of `decoder`; a stream that ends early is an error.
+pub fn skip_values(decoder: &mut ValueDecoder<'_>, n: usize, at: u64) -> Result<()> {
+    let got = decoder.skip(n)?;
+    if got < n {
+        return Err(Error::corrupt(
+            "page values",
+            at,
+            format!("the value stream ends after {got} of {n} skipped values"),
+        ));
+    }
+    Ok(())
 }
 
 /// The Arrow builder behind a [`ColumnBuilder`].
@@ -98,10 +140,16 @@ impl ColumnBuilder {
             TSDataType::Blob => Inner::Binary(BinaryBuilder::with_capacity(capacity, capacity * 8)),
             TSDataType::Date => Inner::Date(Date32Builder::with_capacity(capacity)),
             TSDataType::Vector | TSDataType::Unknown => {
-                return Err(Error::Request(format!("a {data_type} column carries no values")));
+                return Err(Error::Request(format!(
+                    "a {data_type} column carries no values"
+                )));
             }
         };
-        Ok(Self { data_type, inner, page_offset: 0 })
+        Ok(Self {
+            data_type,
+            inner,
+            page_offset: 0,
+        })
     }
 
     /// The TsFile type of the column.
@@ -137,7 +185,11 @@ impl ColumnBuilder {
     }
 
     /// Appends `values[range]`, all present.
-    pub fn append_values(&mut self, values: &PageValues, range: std::ops::Range<usize>) -> Result<()> {
+    pub fn append_values(
+        &mut self,
+        values: &PageValues<'_>,
+        range: std::ops::Range<usize>,
+    ) -> Result<()> {
         let page = self.page_offset;
         match (&mut self.inner, values) {
             (Inner::Boolean(b), PageValues::Boolean(v)) => b.append_slice(slice(v, &range, page)?),
@@ -168,15 +220,18 @@ impl ColumnBuilder {
     }
 
     /// Appends rows `rows` of an aligned value page: `bitmap` is the page's MSB-first presence
-    /// bitmap and `values` holds one value per set bit of the whole page, in row order.
+    /// bitmap and `values[first_value..]` holds the values of the present rows from
+    /// `rows.start` on, in row order (callers that skipped the values before the window pass 0,
+    /// callers that decoded the whole page pass [`present_before`]`(bitmap, rows.start)`).
     pub fn append_masked(
         &mut self,
-        values: &PageValues,
+        values: &PageValues<'_>,
+        first_value: usize,
         bitmap: &[u8],
         rows: std::ops::Range<usize>,
     ) -> Result<()> {
         let page = self.page_offset;
-        let mut next = present_before(bitmap, rows.start);
+        let mut next = first_value;
         let mut row = rows.start;
         // Appends runs of present rows and runs of nulls, not single cells, to keep the
         // per-row cost of the builders low.
@@ -246,7 +301,10 @@ impl ColumnBuilder {
         Error::corrupt(
             "page",
             self.page_offset,
-            format!("decoded values do not match the column type {}", self.data_type),
+            format!(
+                "decoded values do not match the column type {}",
+                self.data_type
+            ),
         )
     }
 }
@@ -272,7 +330,9 @@ pub fn time_array(values: Int64Array, repr: TimeRepr) -> ArrayRef {
 
 /// True when row `row` is present in an MSB-first bitmap.
 pub fn is_present(bitmap: &[u8], row: usize) -> bool {
-    bitmap.get(row / 8).is_some_and(|b| b & (0x80 >> (row % 8)) != 0)
+    bitmap
+        .get(row / 8)
+        .is_some_and(|b| b & (0x80 >> (row % 8)) != 0)
 }
 
 /// Number of present rows before row `row` in an MSB-first bitmap.
@@ -280,7 +340,7 @@ pub fn present_before(bitmap: &[u8], row: usize) -> usize {
     let full = (row / 8).min(bitmap.len());
     let mut n: usize = bitmap[..full].iter().map(|b| b.count_ones() as usize).sum();
     if let Some(b) = bitmap.get(row / 8)
-        && row % 8 != 0
+        && !row.is_multiple_of(8)
     {
         n += (b & !(0xFFu8 >> (row % 8))).count_ones() as usize;
     }
@@ -292,18 +352,21 @@ fn slice<'a, T>(v: &'a [T], range: &std::ops::Range<usize>, page: u64) -> Result
         Error::corrupt(
             "page",
             page,
-            format!("rows {range:?} asked of a page that decoded {} values", v.len()),
+            format!(
+                "rows {range:?} asked of a page that decoded {} values",
+                v.len()
+            ),
         )
     })
 }
 
 fn date(v: i32, page: u64) -> Result<i32> {
-    date_to_days(v).ok_or_else(|| Error::corrupt("DATE value", page, format!("{v} is not a yyyymmdd date")))
+    date_to_days(v)
+        .ok_or_else(|| Error::corrupt("DATE value", page, format!("{v} is not a yyyymmdd date")))
 }
 
 fn utf8(bytes: &[u8], page: u64) -> Result<&str> {
-    std::str::from_utf8(bytes)
-        .map_err(|_| Error::corrupt("text value", page, "not valid UTF-8"))
+    std::str::from_utf8(bytes).map_err(|_| Error::corrupt("text value", page, "not valid UTF-8"))
 }
 
 #[cfg(test)]
@@ -329,7 +392,7 @@ mod tests {
         let mut b = ColumnBuilder::new(TSDataType::Int32, TimeRepr::default(), 4).unwrap();
         // Rows: 0 present (7), 1 null, 2 present (8), 3 present (9); take rows 1..4.
         let values = PageValues::Int32(vec![7, 8, 9]);
-        b.append_masked(&values, &[0b1011_0000], 1..4).unwrap();
+        b.append_masked(&values, 1, &[0b1011_0000], 1..4).unwrap();
         let arr = b.finish();
         let arr = arr.as_any().downcast_ref::<Int32Array>().unwrap();
         assert_eq!(arr.iter().collect::<Vec<_>>(), vec![None, Some(8), Some(9)]);
@@ -339,6 +402,6 @@ mod tests {
     fn lying_bitmap_is_an_error() {
         let mut b = ColumnBuilder::new(TSDataType::Int32, TimeRepr::default(), 4).unwrap();
         let values = PageValues::Int32(vec![7]);
-        assert!(b.append_masked(&values, &[0b1100_0000], 0..2).is_err());
+        assert!(b.append_masked(&values, 0, &[0b1100_0000], 0..2).is_err());
     }
 }

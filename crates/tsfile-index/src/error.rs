@@ -78,6 +78,10 @@ pub enum Error {
 impl Error {
     /// Shorthand for [`Error::Corrupt`].
     pub(crate) fn corrupt(what: &'static str, offset: u64, reason: impl Into<String>) -> Self {
-        Error::Corrupt { what, offset, reason: reason.into() }
+        Error::Corrupt {
+            what,
+            offset,
+            reason: reason.into(),
+        }
     }
 }

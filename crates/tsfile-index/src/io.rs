@@ -34,7 +34,11 @@ pub(crate) fn check_range(offset: u64, len: usize, total: u64) -> Result<()> {
     let end = offset.checked_add(len as u64);
     match end {
         Some(end) if end <= total => Ok(()),
-        _ => Err(Error::OutOfRange { offset, len: len as u64, file_len: total }),
+        _ => Err(Error::OutOfRange {
+            offset,
+            len: len as u64,
+            file_len: total,
+        }),
     }
 }
 
@@ -58,8 +62,11 @@ impl ChunkReader for File {
     fn get_bytes(&self, offset: u64, len: usize) -> Result<Bytes> {
         check_range(offset, len, ChunkReader::len(self))?;
         let mut buf = vec![0u8; len];
-        read_exact_at(self, &mut buf, offset)
-            .map_err(|source| Error::Io { offset, len: len as u64, source })?;
+        read_exact_at(self, &mut buf, offset).map_err(|source| Error::Io {
+            offset,
+            len: len as u64,
+            source,
+        })?;
         Ok(Bytes::from(buf))
     }
 }
@@ -129,7 +136,10 @@ pub struct RecordingReader<R> {
 impl<R: ChunkReader> RecordingReader<R> {
     /// Starts recording reads of `inner`.
     pub fn new(inner: R) -> Self {
-        Self { inner, log: Mutex::new(Vec::new()) }
+        Self {
+            inner,
+            log: Mutex::new(Vec::new()),
+        }
     }
 
     /// Every read so far, in order.
@@ -139,7 +149,10 @@ impl<R: ChunkReader> RecordingReader<R> {
 
     /// Returns the reads so far and starts a fresh log.
     pub fn take_reads(&self) -> Vec<ReadRecord> {
-        self.log.lock().map(|mut l| std::mem::take(&mut *l)).unwrap_or_default()
+        self.log
+            .lock()
+            .map(|mut l| std::mem::take(&mut *l))
+            .unwrap_or_default()
     }
 }
 
@@ -150,7 +163,10 @@ impl<R: ChunkReader> ChunkReader for RecordingReader<R> {
 
     fn get_bytes(&self, offset: u64, len: usize) -> Result<Bytes> {
         if let Ok(mut log) = self.log.lock() {
-            log.push(ReadRecord { offset, len: len as u64 });
+            log.push(ReadRecord {
+                offset,
+                len: len as u64,
+            });
         }
         self.inner.get_bytes(offset, len)
     }
@@ -164,7 +180,14 @@ mod tests {
     fn bytes_reader_checks_ranges() {
         let src = Bytes::from_static(b"TsFile\x04");
         assert_eq!(src.get_bytes(0, 6).unwrap().as_ref(), b"TsFile");
-        assert!(matches!(src.get_bytes(5, 3), Err(Error::OutOfRange { offset: 5, len: 3, .. })));
+        assert!(matches!(
+            src.get_bytes(5, 3),
+            Err(Error::OutOfRange {
+                offset: 5,
+                len: 3,
+                ..
+            })
+        ));
         assert!(src.get_bytes(u64::MAX, 2).is_err());
     }
 
@@ -186,7 +209,10 @@ mod tests {
         rec.get_bytes(4, 1).unwrap();
         assert_eq!(
             rec.take_reads(),
-            vec![ReadRecord { offset: 1, len: 2 }, ReadRecord { offset: 4, len: 1 }]
+            vec![
+                ReadRecord { offset: 1, len: 2 },
+                ReadRecord { offset: 4, len: 1 }
+            ]
         );
         assert!(rec.reads().is_empty());
     }

@@ -12,10 +12,23 @@
 //! header → pages (decompress, split, decode) → Arrow record batches.
 
 pub mod arrow_types;
+pub mod check;
 pub mod column;
+mod data;
+pub mod dump;
 pub mod error;
+pub mod index;
 pub mod io;
+mod merge;
 pub mod mmap;
+pub mod query;
+pub mod reader;
+pub mod series_index;
 
+pub use data::{DataSection, TimeRange};
 pub use error::{Error, Result};
+pub use index::{DeviceEntry, Devices};
 pub use io::ChunkReader;
+pub use query::{TableBatches, TableQuery, TreeQuery};
+pub use reader::{ReadOptions, TsFileReader};
+pub use series_index::SeriesEntry;

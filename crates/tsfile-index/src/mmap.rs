@@ -20,14 +20,25 @@ use crate::error::{Error, Result};
 ///
 /// Empty files cannot be mapped on every platform, so they come back as empty bytes.
 pub fn map_file(path: &Path) -> Result<Bytes> {
-    let file = File::open(path).map_err(|source| Error::Open { path: path.to_path_buf(), source })?;
-    let len = file.metadata().map_err(|source| Error::Open { path: path.to_path_buf(), source })?.len();
+    let file = File::open(path).map_err(|source| Error::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let len = file
+        .metadata()
+        .map_err(|source| Error::Open {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .len();
     if len == 0 {
         return Ok(Bytes::new());
     }
     // SAFETY: the mapping is read-only and private to this process; the risk of another
     // process modifying the file while it is mapped is documented at the top of this module.
-    let mmap = unsafe { memmap2::Mmap::map(&file) }
-        .map_err(|source| Error::Open { path: path.to_path_buf(), source })?;
+    let mmap = unsafe { memmap2::Mmap::map(&file) }.map_err(|source| Error::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(Bytes::from_owner(mmap))
 }

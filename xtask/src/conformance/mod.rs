@@ -3,6 +3,7 @@
 //! them as a table and exits 1 on any failure. A suite registers itself in [`suites`].
 
 pub mod lake;
+pub mod tsfile;
 
 use std::path::Path;
 
@@ -53,11 +54,18 @@ pub struct Suite {
 
 /// Every registered suite, in the order they run.
 pub fn suites() -> Vec<Suite> {
-    vec![Suite {
-        name: "lake",
-        about: "Lake Map over the lake corpus: files, order, skipped, samples, slices, stats",
-        run: lake::run,
-    }]
+    vec![
+        Suite {
+            name: "lake",
+            about: "Lake Map over the lake corpus: files, order, skipped, samples, slices, stats",
+            run: lake::run,
+        },
+        Suite {
+            name: "tsfile",
+            about: "TsFile dump of every corpus case against expected.json, and the V3 file's facts",
+            run: tsfile::run,
+        },
+    ]
 }
 
 /// `cargo xtask conformance [SUITE…]`.
