@@ -8,6 +8,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod output;
+mod read;
+
 /// Bazan: read Apache TsFile, and map, slice and check data lakes.
 #[derive(Debug, Parser)]
 #[command(name = "bazan", version, about, long_about = None)]
@@ -21,7 +24,10 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Read rows of one data file directly (no map).
+    Read(read::ReadArgs),
+}
 
 /// What a command reports back to `main`: success, or a problem it found and printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +41,9 @@ enum Outcome {
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let _ = cli.verbose;
-    match cli.command {}
+    match cli.command {
+        Command::Read(args) => read::run(args),
+    }
 }
 
 fn main() -> ExitCode {

@@ -1,1 +1,2 @@
 //! Integration tests of the `bazan` binary.
+mod read;

@@ -1,0 +1,235 @@
+//! Row output shared by the commands that print rows (`read`, `slice`, `tsfile query`):
+//! an aligned human table, newline-delimited JSON in the contract's value representation
+//! (`lake_locators::rows`), or CSV.
+
+use std::io::{self, Write};
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use lake_locators::rows;
+
+/// How rows are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// An aligned table for people.
+    #[default]
+    Table,
+    /// One JSON object per row (the stable value representation).
+    Ndjson,
+    /// CSV with a header line.
+    Csv,
+}
+
+/// Cells wider than this are cut in table output, so one long text does not hide the rest.
+const MAX_TABLE_CELL: usize = 60;
+
+/// Writes batches in one [`Format`]. Batches may change schema (rows of different files):
+/// CSV then writes a new header line and the table starts a new section.
+pub(crate) struct RowWriter<W: Write> {
+    format: Format,
+    out: W,
+    schema: Option<SchemaRef>,
+    /// Table rows buffered until the section ends (widths depend on every row).
+    table: Vec<Vec<String>>,
+}
+
+impl<W: Write> RowWriter<W> {
+    /// A writer of `format` into `out`.
+    pub(crate) fn new(format: Format, out: W) -> Self {
+        RowWriter {
+            format,
+            out,
+            schema: None,
+            table: Vec::new(),
+        }
+    }
+
+    /// Writes the rows of one batch.
+    pub(crate) fn write_batch(&mut self, batch: &RecordBatch) -> io::Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let schema = batch.schema();
+        let changed = self
+            .schema
+            .as_ref()
+            .is_none_or(|s| s.fields() != schema.fields());
+        if changed {
+            if self.format == Format::Table {
+                self.flush_table()?;
+            }
+            self.schema = Some(schema.clone());
+            match self.format {
+                Format::Csv => {
+                    let names: Vec<String> = schema
+                        .fields()
+                        .iter()
+                        .map(|f| csv_field(f.name()))
+                        .collect();
+                    writeln!(self.out, "{}", names.join(","))?;
+                }
+                Format::Table => {
+                    self.table
+                        .push(schema.fields().iter().map(|f| f.name().clone()).collect());
+                }
+                Format::Ndjson => {}
+            }
+        }
+        match self.format {
+            Format::Ndjson => {
+                let mut buf = Vec::with_capacity(batch.num_rows() * 64);
+                rows::write_ndjson(batch, &mut buf);
+                self.out.write_all(&buf)?;
+            }
+            Format::Csv => {
+                for r in 0..batch.num_rows() {
+                    let cells: Vec<String> = batch
+                        .columns()
+                        .iter()
+                        .map(|c| csv_field(&rows::cell_text(c.as_ref(), r)))
+                        .collect();
+                    writeln!(self.out, "{}", cells.join(","))?;
+                }
+            }
+            Format::Table => {
+                for r in 0..batch.num_rows() {
+                    self.table.push(
+                        batch
+                            .columns()
+                            .iter()
+                            .map(|c| table_cell(c.as_ref(), r))
+                            .collect(),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes what is buffered and flushes the output.
+    pub(crate) fn finish(mut self) -> io::Result<W> {
+        self.flush_table()?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    fn flush_table(&mut self) -> io::Result<()> {
+        if self.table.is_empty() {
+            return Ok(());
+        }
+        let columns = self.table[0].len();
+        let mut widths = vec![0usize; columns];
+        for row in &self.table {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        for (i, row) in self.table.iter().enumerate() {
+            let mut line = String::new();
+            for (j, (cell, w)) in row.iter().zip(&widths).enumerate() {
+                if j > 0 {
+                    line.push_str("  ");
+                }
+                line.push_str(cell);
+                if j + 1 < columns {
+                    let pad = w - cell.chars().count();
+                    line.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+            writeln!(self.out, "{}", line.trim_end())?;
+            if i == 0 {
+                let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+                writeln!(self.out, "{}", rule.join("  "))?;
+            }
+        }
+        self.table.clear();
+        Ok(())
+    }
+}
+
+/// A cell for the table: control characters escaped, nulls shown as `null`, long text cut.
+fn table_cell(array: &dyn arrow_array::Array, row: usize) -> String {
+    if array.is_null(row) {
+        return "null".into();
+    }
+    let text = rows::cell_text(array, row);
+    let mut out = String::with_capacity(text.len());
+    for (n, ch) in text.chars().enumerate() {
+        if n == MAX_TABLE_CELL {
+            out.push('…');
+            break;
+        }
+        match ch {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A CSV field, quoted when it holds a delimiter, a quote or a line break.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+
+    fn batch() -> RecordBatch {
+        let schema = Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("name", DataType::Utf8, true),
+        ]);
+        RecordBatch::try_new(
+            Arc::new(schema),
+            vec![
+                Arc::new(Int64Array::from(vec![Some(1), None, Some(-300)])),
+                Arc::new(StringArray::from(vec![Some("a,b"), Some("x\"y"), None])),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn render(format: Format) -> String {
+        let mut w = RowWriter::new(format, Vec::new());
+        w.write_batch(&batch()).unwrap();
+        String::from_utf8(w.finish().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn csv_quotes_and_nulls() {
+        assert_eq!(
+            render(Format::Csv),
+            "id,name\n1,\"a,b\"\n,\"x\"\"y\"\n-300,\n"
+        );
+    }
+
+    #[test]
+    fn ndjson_keeps_nulls() {
+        assert_eq!(
+            render(Format::Ndjson),
+            "{\"id\":1,\"name\":\"a,b\"}\n{\"id\":null,\"name\":\"x\\\"y\"}\n{\"id\":-300,\"name\":null}\n"
+        );
+    }
+
+    #[test]
+    fn table_is_aligned() {
+        assert_eq!(
+            render(Format::Table),
+            "id    name\n----  ----\n1     a,b\nnull  x\"y\n-300  null\n"
+        );
+    }
+}
