@@ -1,1 +1,6 @@
 //! Integration tests of `lake-doctor`.
+
+mod common;
+mod conformance;
+mod errors;
+mod states;
