@@ -178,7 +178,7 @@ pub fn detect_time_encoding(stream: &[u8]) -> TSEncoding {
     }
     if blocks > 0 && pos == stream.len() {
         TSEncoding::Ts2Diff
-    } else if stream.len() % 8 == 0 {
+    } else if stream.len().is_multiple_of(8) {
         TSEncoding::Plain
     } else {
         TSEncoding::Ts2Diff

@@ -42,7 +42,7 @@ struct Walked {
     devices: HashMap<Vec<Option<String>>, DeviceData>,
     pages: usize,
     /// (data type, encoding, compression) of every decoded page.
-    combos: BTreeSet<(String, String, String)>,
+    combos: Combos,
 }
 
 fn key(segments: &[Option<String>]) -> Vec<Option<String>> {
@@ -346,7 +346,10 @@ fn digest_cell(v: &Val, ty: &str, out: &mut Vec<u8>) {
     }
 }
 
-fn check_case(path: &Path) -> Result<(usize, usize, BTreeSet<(String, String, String)>), String> {
+/// (data type, encoding, compression) names of a decoded page.
+type Combos = BTreeSet<(String, String, String)>;
+
+fn check_case(path: &Path) -> Result<(usize, usize, Combos), String> {
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
     let json_path = path.with_extension("expected.json");
     let expected: Value =

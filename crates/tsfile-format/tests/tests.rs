@@ -4,5 +4,6 @@ mod alloc;
 mod bad_input;
 mod corpus;
 mod encodings;
+mod roundtrip;
 mod vectors;
 mod walk;

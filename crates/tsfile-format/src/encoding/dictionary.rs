@@ -27,6 +27,16 @@ impl<'a> DictionaryDecoder<'a> {
     /// Parses the dictionary of a value stream at absolute offset `base`.
     pub fn new(data: &'a [u8], base: u64) -> Result<Self> {
         let mut pos = 0;
+        if data.is_empty() {
+            // An empty stream (no value) has no dictionary either.
+            return Ok(Self {
+                entries: Vec::new(),
+                indices: RleDecoder::new(data, base),
+                scratch: Vec::new(),
+                base,
+                indices_at: base,
+            });
+        }
         let count = zigzag32(read_uvarint_at(data, &mut pos, 5, base, "dictionary size")?);
         // Every entry takes at least one byte: a larger count is a lie.
         if count < 0 || count as usize > data.len() - pos {

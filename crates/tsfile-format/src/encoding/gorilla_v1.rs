@@ -57,7 +57,10 @@ impl<'a, F: FloatValue> GorillaV1Decoder<'a, F> {
             if value_lz + value_tz > w {
                 0
             } else {
-                self.r.read_bits(n, "GORILLA_V1 value")? << value_tz
+                self.r
+                    .read_bits(n, "GORILLA_V1 value")?
+                    .checked_shl(value_tz)
+                    .unwrap_or(0)
             }
         } else {
             let lz = self.r.read_bits(lz_bits, "GORILLA_V1 leading zeros")? as u32;
@@ -69,7 +72,10 @@ impl<'a, F: FloatValue> GorillaV1Decoder<'a, F> {
                     reason: format!("{lz} leading zeros and {len} bits exceed {w}"),
                 });
             }
-            self.r.read_bits(len, "GORILLA_V1 value")? << (w - lz - len)
+            self.r
+                .read_bits(len, "GORILLA_V1 value")?
+                .checked_shl(w - lz - len)
+                .unwrap_or(0)
         };
         self.prev ^= x;
         Ok(self.prev)
