@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod map;
 mod output;
 mod read;
 
@@ -27,11 +28,16 @@ struct Cli {
 enum Command {
     /// Read rows of one data file directly (no map).
     Read(read::ReadArgs),
+    /// Build or print the Lake Map of a lake (`map create`, `map show`).
+    Map(map::MapArgs),
+    /// Find the file, local row and block of a global row.
+    Locate(map::LocateArgs),
+    /// Print global rows [start, start+len) of a lake, file by file.
+    Slice(map::SliceArgs),
 }
 
 /// What a command reports back to `main`: success, or a problem it found and printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(dead_code, reason = "the first commands land with the library issues")]
 enum Outcome {
     /// Everything is fine (exit 0).
     Ok,
@@ -43,6 +49,9 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let _ = cli.verbose;
     match cli.command {
         Command::Read(args) => read::run(args),
+        Command::Map(args) => map::run_map(args),
+        Command::Locate(args) => map::run_locate(args),
+        Command::Slice(args) => map::run_slice(args),
     }
 }
 

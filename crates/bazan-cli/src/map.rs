@@ -1,0 +1,371 @@
+//! The lake commands: `bazan map create|show`, `bazan locate` and `bazan slice`, over
+//! `lake-map`. JSON shapes are those of `cli.md`; human output is aligned tables.
+
+use std::collections::BTreeMap;
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use lake_map::config::parse_stats_option;
+use lake_map::{
+    CreateOptions, CreateReport, Fingerprint, HandlerRegistry, LakeMap, MapConfig, Progress,
+    load_map, show,
+};
+
+use crate::Outcome;
+use crate::output::{Format, RowWriter};
+
+/// Arguments of `bazan map`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct MapArgs {
+    #[command(subcommand)]
+    command: MapCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum MapCommand {
+    /// Build LAKE/.br_map.bazan (atomically).
+    Create(CreateArgs),
+    /// Print the map of a lake.
+    Show(ShowArgs),
+}
+
+/// Arguments of `bazan map create`.
+#[derive(Debug, clap::Args)]
+struct CreateArgs {
+    /// The lake root.
+    lake: PathBuf,
+    /// Rows per checkpoint of row formats (> 0).
+    #[arg(long, default_value_t = lake_map::DEFAULT_STRIDE)]
+    stride: u64,
+    /// Fingerprint mode: metadata (size + mtime) or blake3 (also the content digest).
+    #[arg(long, default_value = "metadata")]
+    fingerprint: String,
+    /// Statistics: all, none, or a comma-separated list of columns.
+    #[arg(long, default_value = "all")]
+    stats: String,
+    /// Leave unreadable files out of the map and list them at the end (exit 1).
+    #[arg(long)]
+    skip_errors: bool,
+    /// Print the map as `map show --json` does.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `bazan map show`.
+#[derive(Debug, clap::Args)]
+struct ShowArgs {
+    /// The lake root.
+    lake: PathBuf,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `bazan locate`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct LocateArgs {
+    /// The lake root.
+    lake: PathBuf,
+    /// The global row.
+    row: u64,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `bazan slice`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct SliceArgs {
+    /// The lake root.
+    lake: PathBuf,
+    /// First global row.
+    #[arg(long)]
+    start: u64,
+    /// Rows (clamped at the end of the lake).
+    #[arg(long)]
+    len: u64,
+    /// Columns to print, in this order (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    columns: Option<Vec<String>>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+/// The handlers of the `bazan` binary: the built-in locators plus its dynamic handlers.
+pub(crate) fn handlers() -> HandlerRegistry {
+    HandlerRegistry::builtin()
+}
+
+fn load(lake: &Path) -> anyhow::Result<LakeMap> {
+    load_map(lake).with_context(|| {
+        format!(
+            "cannot load the map of {} (build it with `bazan map create`)",
+            lake.display()
+        )
+    })
+}
+
+/// `bazan map …`.
+pub(crate) fn run_map(args: MapArgs) -> anyhow::Result<Outcome> {
+    match args.command {
+        MapCommand::Create(a) => create(a),
+        MapCommand::Show(a) => {
+            let map = load(&a.lake)?;
+            if a.json {
+                print_json(&show::map_json(&map)?)?;
+            } else {
+                print_show(&map)?;
+            }
+            Ok(Outcome::Ok)
+        }
+    }
+}
+
+fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
+    let mut out = io::stdout().lock();
+    serde_json::to_writer(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+fn progress_bar(enabled: bool) -> Option<indicatif::ProgressBar> {
+    if !enabled || !io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    let style = indicatif::ProgressStyle::with_template(
+        "{spinner} indexing [{bar:30}] {bytes}/{total_bytes} {msg} ({eta})",
+    )
+    .map(|s| s.progress_chars("=> "));
+    if let Ok(style) = style {
+        bar.set_style(style);
+    }
+    Some(bar)
+}
+
+fn create(a: CreateArgs) -> anyhow::Result<Outcome> {
+    let config = MapConfig {
+        checkpoint_stride_rows: a.stride,
+        fingerprint: a.fingerprint.parse::<Fingerprint>()?,
+        stats_columns: parse_stats_option(&a.stats),
+    };
+    let bar = progress_bar(true);
+    let progress: Option<lake_map::ProgressFn> = bar.clone().map(|bar| {
+        Arc::new(move |p: Progress| {
+            bar.set_length(p.total_bytes);
+            bar.set_position(p.done_bytes);
+            bar.set_message(format!("{}/{} files", p.done_files, p.total_files));
+        }) as lake_map::ProgressFn
+    });
+    let options = CreateOptions {
+        config,
+        registry: handlers(),
+        skip_errors: a.skip_errors,
+        progress,
+        dry_run: false,
+    };
+    let report = lake_map::create_map_with(&a.lake, &options);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let report = report?;
+    if a.json {
+        print_json(&show::map_json(&report.map)?)?;
+    } else {
+        print_summary(&report)?;
+    }
+    for f in &report.failures {
+        eprintln!("error: skipped {}: {}", f.path, f.message);
+    }
+    if report.failures.is_empty() {
+        Ok(Outcome::Ok)
+    } else {
+        eprintln!(
+            "{} file(s) could not be indexed and are not in the map",
+            report.failures.len()
+        );
+        Ok(Outcome::Problem)
+    }
+}
+
+/// Right-aligns numeric columns and left-aligns the rest.
+fn table(header: &[&str], rows: &[Vec<String>], numeric: &[bool]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let parts: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .zip(numeric)
+            .map(|((c, &w), &num)| {
+                let pad = " ".repeat(w.saturating_sub(c.chars().count()));
+                if num {
+                    format!("{pad}{c}")
+                } else {
+                    format!("{c}{pad}")
+                }
+            })
+            .collect();
+        parts.join("  ").trim_end().to_string()
+    };
+    let mut out = line(&header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    out.push('\n');
+    for r in rows {
+        out.push_str(&line(r));
+        out.push('\n');
+    }
+    out
+}
+
+fn print_summary(report: &CreateReport) -> anyhow::Result<()> {
+    let map = &report.map;
+    let mut per_format: BTreeMap<&str, (u64, u64, u64)> = BTreeMap::new();
+    for e in map.entries() {
+        let t = per_format.entry(e.format).or_default();
+        t.0 += 1;
+        t.1 += e.row_count;
+        t.2 += e.size_bytes;
+    }
+    let mut rows: Vec<Vec<String>> = per_format
+        .iter()
+        .map(|(f, (n, r, b))| vec![f.to_string(), n.to_string(), r.to_string(), b.to_string()])
+        .collect();
+    rows.push(vec![
+        "total".into(),
+        map.total_files().to_string(),
+        map.total_rows().to_string(),
+        map.total_bytes().to_string(),
+    ]);
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "map written to {} in {:.3} s",
+        lake_map::resolve_map_path(map.root()).display(),
+        report.elapsed.as_secs_f64()
+    )?;
+    write!(
+        out,
+        "{}",
+        table(
+            &["format", "files", "rows", "bytes"],
+            &rows,
+            &[false, true, true, true]
+        )
+    )?;
+    Ok(())
+}
+
+fn print_show(map: &LakeMap) -> anyhow::Result<()> {
+    let c = map.config();
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "map schema {}, stride {}, fingerprint {}, stats {}",
+        map.map_schema(),
+        c.checkpoint_stride_rows,
+        c.fingerprint,
+        lake_map::config::stats_columns_to_json(&c.stats_columns)
+    )?;
+    writeln!(
+        out,
+        "{} files, {} rows, {} bytes",
+        map.total_files(),
+        map.total_rows(),
+        map.total_bytes()
+    )?;
+    let rows: Vec<Vec<String>> = map
+        .entries()
+        .map(|e| {
+            let blocks = map.blocks(e.index).map(|b| b.len()).unwrap_or(0);
+            vec![
+                e.path.to_string(),
+                e.format.to_string(),
+                e.row_count.to_string(),
+                e.first_global_row.to_string(),
+                e.size_bytes.to_string(),
+                blocks.to_string(),
+            ]
+        })
+        .collect();
+    write!(
+        out,
+        "{}",
+        table(
+            &["path", "format", "rows", "first_row", "bytes", "blocks"],
+            &rows,
+            &[false, false, true, true, true, true]
+        )
+    )?;
+    Ok(())
+}
+
+/// `bazan locate`.
+pub(crate) fn run_locate(a: LocateArgs) -> anyhow::Result<Outcome> {
+    let map = load(&a.lake)?;
+    let l = map.locate_row(a.row)?;
+    if a.json {
+        print_json(&show::location_json(&l))?;
+        return Ok(Outcome::Ok);
+    }
+    let block = match &l.block {
+        Some(b) => format!(
+            "{} (rows {}..{}, first byte {})",
+            b.ordinal,
+            b.first_row,
+            b.first_row + b.row_count,
+            b.first_byte.map_or("-".to_string(), |v| v.to_string())
+        ),
+        None => "- (no locators)".to_string(),
+    };
+    let rows = vec![
+        vec!["global_row".to_string(), l.global_row.to_string()],
+        vec!["path".to_string(), l.entry.path.to_string()],
+        vec!["format".to_string(), l.entry.format.to_string()],
+        vec!["local_row".to_string(), l.local_row.to_string()],
+        vec!["block".to_string(), block],
+    ];
+    let text = table(&["field", "value"], &rows, &[false, false]);
+    // The header line is noise for a key/value listing.
+    let body: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    print!("{body}");
+    Ok(Outcome::Ok)
+}
+
+/// `bazan slice`.
+pub(crate) fn run_slice(a: SliceArgs) -> anyhow::Result<Outcome> {
+    let map = load(&a.lake)?;
+    let registry = handlers();
+    let stdout = io::stdout().lock();
+    let mut writer = RowWriter::new(a.format, io::BufWriter::new(stdout));
+    let mut failure = None;
+    'segments: for segment in map.plan_slice(a.start, a.len) {
+        // Rows of a file are written only once all of them were read, so that a file that
+        // fails half-way prints nothing.
+        let batches = map
+            .read_segment(&segment, a.columns.as_deref(), &registry)
+            .and_then(|it| it.collect::<Result<Vec<_>, _>>().map_err(Into::into));
+        match batches {
+            Ok(batches) => {
+                for b in &batches {
+                    writer.write_batch(b)?;
+                }
+            }
+            Err(err) => {
+                failure = Some(err);
+                break 'segments;
+            }
+        }
+    }
+    writer.finish()?;
+    match failure {
+        Some(err) => Err(err.into()),
+        None => Ok(Outcome::Ok),
+    }
+}
