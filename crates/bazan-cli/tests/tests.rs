@@ -1,2 +1,3 @@
 //! Integration tests of the `bazan` binary.
+mod lake;
 mod read;
