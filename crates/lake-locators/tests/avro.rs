@@ -260,3 +260,48 @@ fn malformed_containers_are_typed_errors() {
         assert!(err.to_string().contains("bad.avro"), "{what}: {err}");
     }
 }
+
+/// One block of 50 longs (`i * 1000 - 7`) compressed by Python's `lzma` module (xz, CRC64).
+const XZ_BLOCK: &str = "fd377a585a000004e6d6b4460200210116000000742fe5a301008b0dc20f921fe22eb23e824ed25da26df27cc28c01929c01e2ab01b2bb0182cb01d2da01a2ea01f2f901c28902929902e2a802b2b80282c802d2d702a2e702f2f602c28603929603e2a503b2b50382c503d2d403a2e403f2f303c28304929304e2a204b2b20482c204d2d104a2e104f2f004c28005929005e29f05b2af0582bf05d2ce05a2de05f2ed05c2fd0500cad3b7db6077a1720001a4018c01000021cdf5dab1c467fb020000000004595a";
+
+#[test]
+fn xz_blocks_decode_with_lzma_rust2() {
+    let data: Vec<u8> = (0..XZ_BLOCK.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&XZ_BLOCK[i..i + 2], 16).unwrap())
+        .collect();
+    let mut out = b"Obj\x01".to_vec();
+    long(2, &mut out);
+    bytes(b"avro.schema", &mut out);
+    bytes(
+        br#"{"type":"record","name":"r","fields":[{"name":"v","type":"long"}]}"#,
+        &mut out,
+    );
+    bytes(b"avro.codec", &mut out);
+    bytes(b"xz", &mut out);
+    long(0, &mut out);
+    out.extend_from_slice(&SYNC);
+    for _ in 0..2 {
+        long(50, &mut out);
+        bytes(&data, &mut out);
+        out.extend_from_slice(&SYNC);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("xz.avro");
+    std::fs::write(&path, &out).unwrap();
+    let idx = AvroLocator.index(&path, &IndexOptions::default()).unwrap();
+    assert_eq!(idx.row_count, 100);
+    assert_eq!(
+        idx.stats.unwrap()["v"],
+        ColumnStats::Int {
+            min: -7,
+            max: 48_993
+        }
+    );
+    let got = read(&path, None, 48..52, None);
+    let want: Vec<Value> = [48, 49, 0, 1]
+        .iter()
+        .map(|i| json!({"v": i * 1000 - 7}))
+        .collect();
+    assert_eq!(got, want);
+}

@@ -93,6 +93,31 @@ fn stats_mismatches(
     bad
 }
 
+/// Prints whether indexing a Parquet file with statistics read any data page, i.e. whether
+/// the footer statistics were complete and exact (informational: both ways are correct).
+fn report_parquet_stats_source(rel: &str, path: &Path, index: &lake_locators::FileIndex) {
+    use lake_locators::trace::{ReadLog, TraceReader};
+    let data_end = index
+        .blocks
+        .iter()
+        .flat_map(|b| b.columns.iter().flatten())
+        .map(|c| c.first_byte + c.compressed_size)
+        .max()
+        .unwrap_or(0);
+    let log = ReadLog::default();
+    let reader = TraceReader::new(std::fs::File::open(path).unwrap(), log.clone()).unwrap();
+    lake_locators::parquet::ParquetLocator
+        .index_reader(path, reader, &IndexOptions::default())
+        .unwrap();
+    let data: u64 = log
+        .ranges()
+        .iter()
+        .filter(|r| r.start < data_end)
+        .map(|r| r.end - r.start)
+        .sum();
+    println!("{rel}: statistics read {data} bytes of data pages");
+}
+
 #[test]
 fn columnar_files_match_expected() {
     let Some(dir) = corpus() else {
@@ -173,6 +198,9 @@ fn columnar_files_match_expected() {
         );
         if !bad.is_empty() {
             failures.extend(bad);
+        }
+        if format == "parquet" {
+            report_parquet_stats_source(rel, &path, &index);
         }
         indexes.insert(rel.to_string(), index);
     }

@@ -158,6 +158,18 @@ impl Locator for AvroLocator {
                         ),
                     });
                 }
+                // The stored block must still be there: same framing, same object count.
+                c.source.seek(at)?;
+                let frame = c.source.frame().map_err(|e| e.in_block(b.ordinal))?;
+                if frame.map(|f| f.count) != Some(b.row_count) {
+                    return Err(Error::StaleIndex {
+                        path: path.to_path_buf(),
+                        message: format!(
+                            "Avro block {} at byte {at} does not hold {} objects",
+                            b.ordinal, b.row_count
+                        ),
+                    });
+                }
                 (at, b.first_row, rows)
             }
             None => {
