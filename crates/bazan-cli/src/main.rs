@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod doctor;
 mod map;
 mod output;
 mod read;
@@ -34,6 +35,8 @@ enum Command {
     Locate(map::LocateArgs),
     /// Print global rows [start, start+len) of a lake, file by file.
     Slice(map::SliceArgs),
+    /// Compare the map with the disk: healthy, modified, unindexed, missing.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// What a command reports back to `main`: success, or a problem it found and printed.
@@ -52,6 +55,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Map(args) => map::run_map(args),
         Command::Locate(args) => map::run_locate(args),
         Command::Slice(args) => map::run_slice(args),
+        Command::Doctor(args) => doctor::run(args),
     }
 }
 

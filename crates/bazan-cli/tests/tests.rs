@@ -1,3 +1,4 @@
 //! Integration tests of the `bazan` binary.
+mod doctor;
 mod lake;
 mod read;
