@@ -141,6 +141,8 @@ pub struct LakeMap {
     total_rows: u64,
     total_bytes: u64,
     blocks: Vec<OnceLock<Arc<Vec<Block>>>>,
+    /// The memory-mapped map file the columns point into (maps loaded from disk).
+    mapped: Option<arrow_buffer::Buffer>,
 }
 
 impl std::fmt::Debug for LakeMap {
@@ -284,7 +286,20 @@ impl LakeMap {
             total_rows: expected_first,
             total_bytes,
             blocks,
+            mapped: None,
         })
+    }
+
+    /// Keeps the memory map the columns were decoded from (zero-copy) alive and visible.
+    pub(crate) fn with_mapping(mut self, mapped: arrow_buffer::Buffer) -> Self {
+        self.mapped = Some(mapped);
+        self
+    }
+
+    /// The bytes of the memory-mapped map file this map was loaded from, if any. The entry
+    /// columns of a schema-3 map point into these bytes (zero-copy).
+    pub fn mapped_bytes(&self) -> Option<&[u8]> {
+        self.mapped.as_ref().map(|b| b.as_slice())
     }
 
     /// The lake root the entry paths are relative to.

@@ -161,7 +161,7 @@ pub fn load_map_file(root: &Path, path: &Path) -> Result<LakeMap> {
                 Error::invalid(path, "the Arrow IPC data is damaged (the decoder panicked)")
             })?;
     let (schema, batches) = decoded?;
-    from_decoded(root, path, &schema, batches)
+    Ok(from_decoded(root, path, &schema, batches)?.with_mapping(buffer))
 }
 
 /// Decodes an Arrow IPC file held in `buffer` (zero-copy for aligned, uncompressed data).

@@ -231,3 +231,57 @@ fn truncated_and_flipped_maps_never_panic() {
         let _ = load_map(dir.path());
     }
 }
+
+#[test]
+fn loaded_columns_point_into_the_mapping() {
+    let dir = tempfile::tempdir().unwrap();
+    write_lake(dir.path(), &standard_files());
+    create_map_with(dir.path(), &options(MapConfig::default())).unwrap();
+    let map = load_map(dir.path()).unwrap();
+    let mapped = map.mapped_bytes().unwrap();
+    let range = mapped.as_ptr_range();
+    for (i, col) in map.batch().columns().iter().enumerate() {
+        for buf in col.to_data().buffers() {
+            let p = buf.as_ptr();
+            assert!(range.contains(&p), "column {i}: buffer at {p:?} is a copy");
+        }
+    }
+    assert_eq!(mapped, fs::read(resolve_map_path(dir.path())).unwrap());
+}
+
+#[test]
+fn skip_errors_reports_and_default_fails_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write_lake(dir.path(), &standard_files());
+    fs::write(dir.path().join("b/bad.lines"), "1\n2\nthree\n").unwrap();
+    let err = create_map_with(dir.path(), &options(MapConfig::default())).unwrap_err();
+    assert!(err.to_string().contains("bad.lines"), "{err}");
+    assert!(
+        !resolve_map_path(dir.path()).exists(),
+        "no map written on failure"
+    );
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let seen = calls.clone();
+    let report = create_map_with(
+        dir.path(),
+        &CreateOptions {
+            skip_errors: true,
+            progress: Some(std::sync::Arc::new(move |p: lake_map::Progress| {
+                assert!(p.done_files <= p.total_files && p.done_bytes <= p.total_bytes);
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            })),
+            ..options(MapConfig::default())
+        },
+    )
+    .unwrap();
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 8);
+    assert_eq!(report.failures.len(), 1);
+    assert_eq!(report.failures[0].path, "b/bad.lines");
+    assert!(
+        report.failures[0].message.contains("three"),
+        "{:?}",
+        report.failures
+    );
+    assert_eq!(report.map.total_files(), 7);
+    assert!(load_map(dir.path()).unwrap().find("b/bad.lines").is_none());
+}
