@@ -47,7 +47,7 @@ impl DeviceId {
             2 | 3 => nodes.len() - 1,
             _ => 3,
         };
-        let mut segments = Vec::with_capacity(nodes.len() - head.saturating_sub(1));
+        let mut segments = Vec::with_capacity(nodes.len());
         if head > 0 {
             segments.push(Some(nodes[..head].join(".")));
         }

@@ -20,6 +20,38 @@
 //! V3: `MetadataIndexNode root, i64 meta_offset, [UVarInt nbytes, bytes, UVarInt size,
 //! UVarInt k]` (the Bloom part present iff bytes remain). Both decoders must consume the
 //! metadata's `L` bytes exactly.
+//!
+//! Writing an empty V4 file and opening it again:
+//!
+//! ```
+//! use tsfile_format::cursor::Writer;
+//! use tsfile_format::file::{self, FileTail, TsFileMetadata};
+//! use tsfile_format::types::FormatVersion;
+//!
+//! let meta = TsFileMetadata {
+//!     table_roots: Vec::new(),
+//!     table_schemas: Vec::new(),
+//!     meta_offset: 7,
+//!     bloom_filter: Default::default(),
+//!     properties: Vec::new(),
+//! };
+//! let mut w = Writer::new();
+//! file::encode_head(FormatVersion::V4, &mut w);
+//! w.write_u8(0x02); // the separator, at meta_offset 7
+//! let start = w.len();
+//! meta.encode(&mut w);
+//! let metadata_length = (w.len() - start) as u32;
+//! FileTail { metadata_length }.encode(&mut w);
+//! let bytes = w.into_inner();
+//!
+//! assert_eq!(file::decode_head(&bytes)?, FormatVersion::V4);
+//! let size = bytes.len() as u64;
+//! let tail = FileTail::decode(&bytes[bytes.len() - 10..], size)?;
+//! let range = tail.metadata_range(size);
+//! let back = TsFileMetadata::decode(&bytes[range.start as usize..range.end as usize], range.start)?;
+//! assert_eq!(back, meta);
+//! # Ok::<(), tsfile_format::Error>(())
+//! ```
 
 use std::ops::Range;
 
