@@ -12,6 +12,7 @@ mod doctor;
 mod map;
 mod output;
 mod read;
+mod tsfile_handler;
 
 /// Bazan: read Apache TsFile, and map, slice and check data lakes.
 #[derive(Debug, Parser)]

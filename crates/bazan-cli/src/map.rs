@@ -96,7 +96,9 @@ pub(crate) struct SliceArgs {
 
 /// The handlers of the `bazan` binary: the built-in locators plus its dynamic handlers.
 pub(crate) fn handlers() -> HandlerRegistry {
-    HandlerRegistry::builtin()
+    let mut registry = HandlerRegistry::builtin();
+    registry.register(Arc::new(crate::tsfile_handler::TsFileLocator));
+    registry
 }
 
 fn load(lake: &Path) -> anyhow::Result<LakeMap> {

@@ -135,3 +135,105 @@ fn slice_of_a_changed_file_exits_2_naming_it() {
     let out = bazan(&["map", "show", none.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The `.tsfile` dynamic handler: a lake with two corpus TsFiles (one table; three tables in
+/// name order) maps them with `[]` blocks and slices their table-model rows.
+#[test]
+fn tsfile_dynamic_handler() {
+    let corpus = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/conformance/tsfile"
+    ));
+    if !corpus.is_dir() {
+        println!("skipped: no TsFile corpus at {}", corpus.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        corpus.join("table_multi_tables.tsfile"),
+        dir.path().join("m.tsfile"),
+    )
+    .unwrap();
+    std::fs::copy(
+        corpus.join("table_all_types.tsfile"),
+        dir.path().join("a.tsfile"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("z.csv"), "v\n1\n2\n").unwrap();
+    let root = dir.path().to_str().unwrap();
+    let map = json(&bazan(&["map", "create", root, "--json"]));
+    let files = map["files"].as_array().unwrap();
+    let expected = |case: &str| -> Value {
+        serde_json::from_slice(
+            &std::fs::read(corpus.join(format!("{case}.expected.json"))).unwrap(),
+        )
+        .unwrap()
+    };
+    let rows_of = |e: &Value| -> u64 {
+        e["data"]["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["row_count"].as_u64().unwrap())
+            .sum()
+    };
+    let multi = expected("table_multi_tables");
+    let single = expected("table_all_types");
+    assert_eq!(files[0]["path"], "a.tsfile");
+    assert_eq!(files[0]["format"], "tsfile");
+    assert_eq!(files[0]["blocks"], serde_json::json!([]));
+    assert_eq!(files[0]["row_count"].as_u64().unwrap(), rows_of(&single));
+    assert_eq!(files[1]["path"], "m.tsfile");
+    assert_eq!(files[1]["row_count"].as_u64().unwrap(), rows_of(&multi));
+    assert_eq!(files[1]["columns"][0]["name"], "table");
+    // The first rows of m.tsfile: table alpha's first row, with the table column.
+    let start = files[1]["first_global_row"].as_u64().unwrap().to_string();
+    let out = bazan(&[
+        "slice",
+        root,
+        "--start",
+        &start,
+        "--len",
+        "2",
+        "--columns",
+        "table,time,id",
+        "--format",
+        "ndjson",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first: Value = serde_json::from_str(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let alpha = &multi["data"]["tables"][0];
+    assert_eq!(first["table"], alpha["table"]);
+    assert_eq!(first["time"], alpha["rows"][0][0]);
+    assert_eq!(first["id"], alpha["rows"][0][1]);
+    // Across the boundary into table beta (rows of alpha end at 112 in the corpus).
+    let n_alpha = alpha["row_count"].as_u64().unwrap();
+    let at = (files[1]["first_global_row"].as_u64().unwrap() + n_alpha - 1).to_string();
+    let out = bazan(&[
+        "slice",
+        root,
+        "--start",
+        &at,
+        "--len",
+        "2",
+        "--columns",
+        "table",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "table\nalpha\nbeta\n"
+    );
+}
