@@ -24,6 +24,7 @@ pub mod mmap;
 pub mod query;
 pub mod reader;
 pub mod series_index;
+pub mod writer;
 
 pub use data::{DataSection, TimeRange};
 pub use error::{Error, Result};

@@ -3,3 +3,4 @@
 
 mod common;
 mod io_trace;
+mod writer_corpus;

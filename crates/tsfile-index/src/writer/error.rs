@@ -26,7 +26,9 @@ pub enum WriteError {
     Format(#[from] tsfile_format::Error),
     /// A timestamp is not greater than the previous one of the same device (and series, for
     /// non-aligned tree-model series).
-    #[error("{kind} timestamp {time} in device {device}{series}: the previous timestamp is {previous}")]
+    #[error(
+        "{kind} timestamp {time} in device {device}{series}: the previous timestamp is {previous}"
+    )]
     TimeOrder {
         /// `duplicate` or `out-of-order`.
         kind: &'static str,

@@ -93,7 +93,14 @@ pub fn encoding_is_writable(encoding: TSEncoding, data_type: TSDataType) -> bool
         T::Boolean => matches!(encoding, E::Plain | E::Rle),
         T::Int32 | T::Int64 => matches!(
             encoding,
-            E::Plain | E::Rle | E::Ts2Diff | E::Gorilla | E::Zigzag | E::Chimp | E::Sprintz | E::Rlbe
+            E::Plain
+                | E::Rle
+                | E::Ts2Diff
+                | E::Gorilla
+                | E::Zigzag
+                | E::Chimp
+                | E::Sprintz
+                | E::Rlbe
         ),
         T::Date | T::Timestamp => matches!(
             encoding,

@@ -1,0 +1,211 @@
+//! The Arrow side of the writer: checking that an Arrow column can feed a TsFile data type,
+//! and appending selected rows of it to a column buffer (DATE from `Date32` as
+//! `yyyymmdd`, TIMESTAMP from any timestamp unit as the raw value).
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Float32Type, Float64Type, Int32Type, Int64Type, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
+};
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::{DataType, TimeUnit};
+use tsfile_format::types::TSDataType;
+
+use super::buffer::Values;
+use super::error::{WriteError, WriteResult};
+
+/// True when values of Arrow type `from` can be stored as `to`.
+pub(crate) fn compatible(from: &DataType, to: TSDataType) -> bool {
+    use DataType as A;
+    match to {
+        TSDataType::Boolean => matches!(from, A::Boolean),
+        TSDataType::Int32 => matches!(from, A::Int32),
+        TSDataType::Date => matches!(from, A::Int32 | A::Date32),
+        TSDataType::Int64 => matches!(from, A::Int64),
+        TSDataType::Timestamp => matches!(from, A::Int64 | A::Timestamp(_, _)),
+        TSDataType::Float => matches!(from, A::Float32),
+        TSDataType::Double => matches!(from, A::Float64),
+        TSDataType::Text | TSDataType::String | TSDataType::Blob => matches!(
+            from,
+            A::Utf8 | A::LargeUtf8 | A::Utf8View | A::Binary | A::LargeBinary | A::BinaryView
+        ),
+        _ => false,
+    }
+}
+
+/// The TsFile data type an Arrow type maps to (`cli.md`, `tsfile import`).
+pub fn tsfile_type_of(from: &DataType) -> Option<TSDataType> {
+    use DataType as A;
+    Some(match from {
+        A::Boolean => TSDataType::Boolean,
+        A::Int32 => TSDataType::Int32,
+        A::Int64 => TSDataType::Int64,
+        A::Float32 => TSDataType::Float,
+        A::Float64 => TSDataType::Double,
+        A::Utf8 | A::LargeUtf8 | A::Utf8View => TSDataType::String,
+        A::Binary | A::LargeBinary | A::BinaryView => TSDataType::Blob,
+        A::Date32 => TSDataType::Date,
+        A::Timestamp(_, _) => TSDataType::Timestamp,
+        _ => return None,
+    })
+}
+
+/// Days since 1970-01-01 → `yyyy*10000 + mm*100 + dd` (§11), by the civil-from-days
+/// algorithm of the proleptic Gregorian calendar.
+pub fn date32_to_yyyymmdd(days: i32) -> i32 {
+    let z = i64::from(days) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y * 10_000 + m * 100 + d) as i32
+}
+
+/// The i64 values of an Int64 or timestamp array.
+pub(crate) fn i64_values(array: &dyn Array) -> Option<&[i64]> {
+    Some(match array.data_type() {
+        DataType::Int64 => array.as_primitive::<Int64Type>().values(),
+        DataType::Timestamp(TimeUnit::Second, _) => {
+            array.as_primitive::<TimestampSecondType>().values()
+        }
+        DataType::Timestamp(TimeUnit::Millisecond, _) => {
+            array.as_primitive::<TimestampMillisecondType>().values()
+        }
+        DataType::Timestamp(TimeUnit::Microsecond, _) => {
+            array.as_primitive::<TimestampMicrosecondType>().values()
+        }
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => {
+            array.as_primitive::<TimestampNanosecondType>().values()
+        }
+        _ => return None,
+    })
+}
+
+/// The bytes of value `i` of a string or binary array (the caller checked the type).
+pub(crate) fn bytes_at(array: &dyn Array, i: usize) -> &[u8] {
+    match array.data_type() {
+        DataType::Utf8 => array.as_string::<i32>().value(i).as_bytes(),
+        DataType::LargeUtf8 => array.as_string::<i64>().value(i).as_bytes(),
+        DataType::Utf8View => array.as_string_view().value(i).as_bytes(),
+        DataType::Binary => array.as_binary::<i32>().value(i),
+        DataType::LargeBinary => array.as_binary::<i64>().value(i),
+        DataType::BinaryView => array.as_binary_view().value(i),
+        _ => &[],
+    }
+}
+
+/// The string of value `i` of a TAG column (`None` when null).
+pub(crate) fn tag_at(array: &dyn Array, i: usize) -> Option<&str> {
+    if array.is_null(i) {
+        return None;
+    }
+    match array.data_type() {
+        DataType::Utf8 => Some(array.as_string::<i32>().value(i)),
+        DataType::LargeUtf8 => Some(array.as_string::<i64>().value(i)),
+        DataType::Utf8View => Some(array.as_string_view().value(i)),
+        _ => None,
+    }
+}
+
+/// Appends rows `rows` of `array` to `values`. With `validity`, every row gets a presence
+/// flag and only non-null values are stored (aligned columns); without it, null rows are
+/// skipped and their indices are left out of `kept` (non-aligned series).
+pub(crate) fn append(
+    values: &mut Values,
+    array: &ArrayRef,
+    rows: &[usize],
+    data_type: TSDataType,
+    mut validity: Option<&mut Vec<bool>>,
+    mut kept: Option<&mut Vec<usize>>,
+) -> WriteResult<()> {
+    let a = array.as_ref();
+    let mut keep = |i: usize| -> bool {
+        let present = a.is_valid(i);
+        if let Some(v) = validity.as_deref_mut() {
+            v.push(present);
+        }
+        if present && let Some(k) = kept.as_deref_mut() {
+            k.push(i);
+        }
+        present
+    };
+    match values {
+        Values::Boolean(v) => {
+            let arr = a.as_boolean();
+            for &i in rows {
+                if keep(i) {
+                    v.push(arr.value(i));
+                }
+            }
+        }
+        Values::Int32(v) => {
+            let date32 = matches!(a.data_type(), DataType::Date32);
+            for &i in rows {
+                if keep(i) {
+                    v.push(if date32 {
+                        date32_to_yyyymmdd(a.as_primitive::<Date32Type>().value(i))
+                    } else {
+                        a.as_primitive::<Int32Type>().value(i)
+                    });
+                }
+            }
+        }
+        Values::Int64(v) => {
+            let src = i64_values(a).ok_or_else(|| type_error(a, data_type))?;
+            for &i in rows {
+                if keep(i) {
+                    v.push(src[i]);
+                }
+            }
+        }
+        Values::Float(v) => {
+            let src = a.as_primitive::<Float32Type>().values();
+            for &i in rows {
+                if keep(i) {
+                    v.push(src[i]);
+                }
+            }
+        }
+        Values::Double(v) => {
+            let src = a.as_primitive::<Float64Type>().values();
+            for &i in rows {
+                if keep(i) {
+                    v.push(src[i]);
+                }
+            }
+        }
+        Values::Binary { .. } => {
+            for &i in rows {
+                if keep(i) {
+                    values.push_binary(bytes_at(a, i));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn type_error(a: &dyn Array, to: TSDataType) -> WriteError {
+    WriteError::schema(format!(
+        "an Arrow {} column cannot be stored as {}",
+        a.data_type(),
+        to.name()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_convert_to_yyyymmdd() {
+        assert_eq!(date32_to_yyyymmdd(0), 19_700_101);
+        assert_eq!(date32_to_yyyymmdd(19_724), 20_240_102);
+        assert_eq!(date32_to_yyyymmdd(-1), 19_691_231);
+        assert_eq!(date32_to_yyyymmdd(10_957), 20_000_101);
+    }
+}

@@ -1,0 +1,433 @@
+//! Statistics as the writers compute them (`docs/tsfile.md` §6): per page from the values,
+//! then merged page → chunk → series. Sums are accumulated per page and added page by page,
+//! like the official writers, so the floating-point sums come out bit-identical.
+
+use tsfile_format::statistics::{Statistics, StatisticsValues};
+use tsfile_format::types::TSDataType;
+
+/// An empty Statistics block of `data_type` (count 0). Its time range is the one given,
+/// since an all-null value chunk still carries the times of its chunk group.
+pub(crate) fn empty(data_type: TSDataType, start: i64, end: i64) -> Statistics {
+    let values = match data_type {
+        TSDataType::Boolean => StatisticsValues::Boolean {
+            first: false,
+            last: false,
+            sum: 0,
+        },
+        TSDataType::Int32 | TSDataType::Date => StatisticsValues::Int32 {
+            min: 0,
+            max: 0,
+            first: 0,
+            last: 0,
+            sum: 0,
+        },
+        TSDataType::Int64 | TSDataType::Timestamp => StatisticsValues::Int64 {
+            min: 0,
+            max: 0,
+            first: 0,
+            last: 0,
+            sum: 0.0,
+        },
+        TSDataType::Float => StatisticsValues::Float {
+            min: 0.0,
+            max: 0.0,
+            first: 0.0,
+            last: 0.0,
+            sum: 0.0,
+        },
+        TSDataType::Double => StatisticsValues::Double {
+            min: 0.0,
+            max: 0.0,
+            first: 0.0,
+            last: 0.0,
+            sum: 0.0,
+        },
+        TSDataType::Text => StatisticsValues::Text {
+            first: Some(Vec::new()),
+            last: Some(Vec::new()),
+        },
+        TSDataType::String => StatisticsValues::String {
+            first: Some(Vec::new()),
+            last: Some(Vec::new()),
+            min: Some(Vec::new()),
+            max: Some(Vec::new()),
+        },
+        _ => StatisticsValues::None,
+    };
+    Statistics {
+        count: 0,
+        start_time: start,
+        end_time: end,
+        values,
+    }
+}
+
+/// Statistics of the time column of one page: count and time range only.
+pub(crate) fn of_times(times: &[i64]) -> Statistics {
+    Statistics {
+        count: times.len() as u32,
+        start_time: times.first().copied().unwrap_or(0),
+        end_time: times.last().copied().unwrap_or(0),
+        values: StatisticsValues::None,
+    }
+}
+
+/// Statistics of values of one page, given the timestamps of the present values (ascending,
+/// same length as the values). `data_type` selects the typed part for binary values.
+pub(crate) fn of_page(values: PageSlice<'_>, times: &[i64], data_type: TSDataType) -> Statistics {
+    let start_time = times.first().copied().unwrap_or(0);
+    let end_time = times.last().copied().unwrap_or(0);
+    let count = times.len() as u32;
+    if count == 0 {
+        return empty(data_type, start_time, end_time);
+    }
+    let values = match values {
+        PageSlice::Boolean(v) => StatisticsValues::Boolean {
+            first: v[0],
+            last: v[v.len() - 1],
+            sum: v.iter().filter(|b| **b).count() as i64,
+        },
+        PageSlice::Int32(v) => {
+            let (mut min, mut max, mut sum) = (v[0], v[0], 0i64);
+            for &x in v {
+                min = min.min(x);
+                max = max.max(x);
+                sum += i64::from(x);
+            }
+            StatisticsValues::Int32 {
+                min,
+                max,
+                first: v[0],
+                last: v[v.len() - 1],
+                sum,
+            }
+        }
+        PageSlice::Int64(v) => {
+            let (mut min, mut max, mut sum) = (v[0], v[0], 0f64);
+            for &x in v {
+                min = min.min(x);
+                max = max.max(x);
+                sum += x as f64;
+            }
+            StatisticsValues::Int64 {
+                min,
+                max,
+                first: v[0],
+                last: v[v.len() - 1],
+                sum,
+            }
+        }
+        PageSlice::Float(v) => {
+            let (mut min, mut max, mut sum) = (v[0], v[0], 0f64);
+            for &x in v {
+                if x < min {
+                    min = x;
+                }
+                if x > max {
+                    max = x;
+                }
+                sum += f64::from(x);
+            }
+            StatisticsValues::Float {
+                min,
+                max,
+                first: v[0],
+                last: v[v.len() - 1],
+                sum,
+            }
+        }
+        PageSlice::Double(v) => {
+            let (mut min, mut max, mut sum) = (v[0], v[0], 0f64);
+            for &x in v {
+                if x < min {
+                    min = x;
+                }
+                if x > max {
+                    max = x;
+                }
+                sum += x;
+            }
+            StatisticsValues::Double {
+                min,
+                max,
+                first: v[0],
+                last: v[v.len() - 1],
+                sum,
+            }
+        }
+        PageSlice::Binary(offsets, data) => {
+            let get = |i: usize| data[offsets[i]..offsets[i + 1]].to_vec();
+            let n = offsets.len() - 1;
+            match data_type {
+                TSDataType::Text => StatisticsValues::Text {
+                    first: Some(get(0)),
+                    last: Some(get(n - 1)),
+                },
+                TSDataType::String => {
+                    let slice = |i: usize| &data[offsets[i]..offsets[i + 1]];
+                    let (mut min, mut max) = (slice(0), slice(0));
+                    for i in 1..n {
+                        let s = slice(i);
+                        if s < min {
+                            min = s;
+                        }
+                        if s > max {
+                            max = s;
+                        }
+                    }
+                    StatisticsValues::String {
+                        first: Some(get(0)),
+                        last: Some(get(n - 1)),
+                        min: Some(min.to_vec()),
+                        max: Some(max.to_vec()),
+                    }
+                }
+                _ => StatisticsValues::None,
+            }
+        }
+    };
+    Statistics {
+        count,
+        start_time,
+        end_time,
+        values,
+    }
+}
+
+/// The values of one page, borrowed from a column buffer. Binary values are given as an
+/// offsets slice (`n + 1` entries, absolute into `data`) and the data buffer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum PageSlice<'a> {
+    Boolean(&'a [bool]),
+    Int32(&'a [i32]),
+    Int64(&'a [i64]),
+    Float(&'a [f32]),
+    Double(&'a [f64]),
+    Binary(&'a [usize], &'a [u8]),
+}
+
+/// Merges `next` (later in time) into `acc`. Blocks with count 0 contribute nothing.
+pub(crate) fn merge(acc: &mut Statistics, next: &Statistics) {
+    if next.count == 0 {
+        return;
+    }
+    if acc.count == 0 {
+        *acc = next.clone();
+        return;
+    }
+    let later = next.end_time >= acc.end_time;
+    let earlier = next.start_time < acc.start_time;
+    acc.count += next.count;
+    acc.start_time = acc.start_time.min(next.start_time);
+    acc.end_time = acc.end_time.max(next.end_time);
+    use StatisticsValues as V;
+    match (&mut acc.values, &next.values) {
+        (
+            V::Boolean { first, last, sum },
+            V::Boolean {
+                first: f,
+                last: l,
+                sum: s,
+            },
+        ) => {
+            *sum += s;
+            if earlier {
+                *first = *f;
+            }
+            if later {
+                *last = *l;
+            }
+        }
+        (
+            V::Int32 {
+                min,
+                max,
+                first,
+                last,
+                sum,
+            },
+            V::Int32 {
+                min: a,
+                max: b,
+                first: f,
+                last: l,
+                sum: s,
+            },
+        ) => {
+            *min = (*min).min(*a);
+            *max = (*max).max(*b);
+            *sum += s;
+            if earlier {
+                *first = *f;
+            }
+            if later {
+                *last = *l;
+            }
+        }
+        (
+            V::Int64 {
+                min,
+                max,
+                first,
+                last,
+                sum,
+            },
+            V::Int64 {
+                min: a,
+                max: b,
+                first: f,
+                last: l,
+                sum: s,
+            },
+        ) => {
+            *min = (*min).min(*a);
+            *max = (*max).max(*b);
+            *sum += s;
+            if earlier {
+                *first = *f;
+            }
+            if later {
+                *last = *l;
+            }
+        }
+        (
+            V::Float {
+                min,
+                max,
+                first,
+                last,
+                sum,
+            },
+            V::Float {
+                min: a,
+                max: b,
+                first: f,
+                last: l,
+                sum: s,
+            },
+        ) => {
+            if a < min {
+                *min = *a;
+            }
+            if b > max {
+                *max = *b;
+            }
+            *sum += s;
+            if earlier {
+                *first = *f;
+            }
+            if later {
+                *last = *l;
+            }
+        }
+        (
+            V::Double {
+                min,
+                max,
+                first,
+                last,
+                sum,
+            },
+            V::Double {
+                min: a,
+                max: b,
+                first: f,
+                last: l,
+                sum: s,
+            },
+        ) => {
+            if a < min {
+                *min = *a;
+            }
+            if b > max {
+                *max = *b;
+            }
+            *sum += s;
+            if earlier {
+                *first = *f;
+            }
+            if later {
+                *last = *l;
+            }
+        }
+        (V::Text { first, last }, V::Text { first: f, last: l }) => {
+            if earlier {
+                first.clone_from(f);
+            }
+            if later {
+                last.clone_from(l);
+            }
+        }
+        (
+            V::String {
+                first,
+                last,
+                min,
+                max,
+            },
+            V::String {
+                first: f,
+                last: l,
+                min: a,
+                max: b,
+            },
+        ) => {
+            if earlier {
+                first.clone_from(f);
+            }
+            if later {
+                last.clone_from(l);
+            }
+            if a < min {
+                min.clone_from(a);
+            }
+            if b > max {
+                max.clone_from(b);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int32_page_statistics_match_tv6() {
+        let s = of_page(
+            PageSlice::Int32(&[7, 8, 9]),
+            &[100, 101, 102],
+            TSDataType::Int32,
+        );
+        let mut w = tsfile_format::cursor::Writer::new();
+        s.encode(&mut w);
+        let tv6: &[u8] = &[
+            0x03, 0, 0, 0, 0, 0, 0, 0, 0x64, 0, 0, 0, 0, 0, 0, 0, 0x66, 0, 0, 0, 7, 0, 0, 0, 9, 0,
+            0, 0, 7, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0x18,
+        ];
+        assert_eq!(w.as_bytes(), tv6);
+    }
+
+    #[test]
+    fn merge_keeps_first_of_earlier_and_last_of_later() {
+        let mut a = of_page(PageSlice::Int64(&[5, 1]), &[1, 2], TSDataType::Int64);
+        let b = of_page(PageSlice::Int64(&[9, -3]), &[3, 4], TSDataType::Int64);
+        merge(&mut a, &b);
+        assert_eq!(a.count, 4);
+        assert_eq!((a.start_time, a.end_time), (1, 4));
+        assert_eq!(
+            a.values,
+            StatisticsValues::Int64 {
+                min: -3,
+                max: 9,
+                first: 5,
+                last: -3,
+                sum: 12.0
+            }
+        );
+        let mut e = empty(TSDataType::Int64, 0, 0);
+        merge(&mut e, &b);
+        assert_eq!(e.count, 2);
+    }
+}
