@@ -40,6 +40,9 @@ impl DeviceId {
     /// (dots inside back-quotes or quotes do not split); one node gives one segment, two or
     /// three nodes give `[all but the last joined by ".", last]`, and four or more give
     /// `[first three joined by ".", node 4, …]`.
+    ///
+    /// The way back is the string form ([`Display`](fmt::Display)): joining the segments with
+    /// `.` gives the tree path again (`["root.sg", "d1"]` → `root.sg.d1`).
     pub fn from_tree_path(path: &str) -> Self {
         let nodes = split_path(path);
         let head = match nodes.len() {
@@ -299,6 +302,7 @@ mod tests {
                 DeviceId::from_tree_path(path).segments(),
                 DeviceId::from_strs(segs).segments()
             );
+            assert_eq!(DeviceId::from_tree_path(path).to_string(), *path);
         }
         assert!(DeviceId::from_tree_path("root.sg.d1").is_tree_model());
         assert!(!DeviceId::from_strs(&["t", "d1"]).is_tree_model());
