@@ -267,7 +267,7 @@ pub fn check_entry_path(path: &str) -> std::result::Result<(), &'static str> {
     if path.is_empty() {
         return Err("empty path");
     }
-    if path.starts_with('/') || path.contains('\\') || path.contains('\0') {
+    if path.starts_with('/') || path.bytes().any(|b| b == b'\\' || b == 0) {
         return Err("absolute path, backslash or NUL");
     }
     for seg in path.split('/') {
@@ -277,10 +277,11 @@ pub fn check_entry_path(path: &str) -> std::result::Result<(), &'static str> {
             _ => {}
         }
     }
-    // A Windows-style prefix (`C:`) would make `Path::join` replace the root.
-    if Path::new(path)
-        .components()
-        .any(|c| !matches!(c, Component::Normal(_)))
+    // A Windows-style prefix (`C:`) would make `Path::join` replace the root there.
+    if cfg!(windows)
+        && Path::new(path)
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_)))
     {
         return Err("not a plain relative path");
     }
