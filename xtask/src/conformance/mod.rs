@@ -4,6 +4,7 @@
 
 pub mod lake;
 pub mod tsfile;
+pub mod tsfile_write;
 
 use std::path::Path;
 
@@ -64,6 +65,11 @@ pub fn suites() -> Vec<Suite> {
             name: "tsfile",
             about: "TsFile dump of every corpus case against expected.json, and the V3 file's facts",
             run: tsfile::run,
+        },
+        Suite {
+            name: "tsfile-write",
+            about: "TsFiles our writer makes, read back by the official Python reader and by ours",
+            run: tsfile_write::run,
         },
     ]
 }

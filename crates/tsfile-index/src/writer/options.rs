@@ -106,10 +106,13 @@ pub fn encoding_is_writable(encoding: TSEncoding, data_type: TSDataType) -> bool
             encoding,
             E::Plain | E::Rle | E::Ts2Diff | E::Gorilla | E::Chimp | E::Rlbe
         ),
-        // RLE on floats exists in Java only; the C++ reader cannot decode it.
+        // RLE on floats exists in Java only; the C++ reader cannot decode it. SPRINTZ pages
+        // of `tsfile-format`'s FLOAT/DOUBLE encoder come back from the C++ reader with some
+        // signs flipped (conformance suite `tsfile-write`), so floats do not offer it until
+        // that is settled.
         T::Float | T::Double => matches!(
             encoding,
-            E::Plain | E::Ts2Diff | E::Gorilla | E::Chimp | E::Sprintz | E::Rlbe
+            E::Plain | E::Ts2Diff | E::Gorilla | E::Chimp | E::Rlbe
         ),
         T::Text | T::String => matches!(encoding, E::Plain | E::Dictionary),
         T::Blob => encoding == E::Plain,

@@ -1,0 +1,791 @@
+//! Conformance suite `tsfile-write`: files written by our `TsFileWriter` (both models, every
+//! data type, nulls, multi-page, multi-chunk, many devices with index degree 3–5, every
+//! encoding × compression we write) are read back by the official reader (`xtask/
+//! tsfile_read.py`, Python package `tsfile` 2.5.0) and by our own reader, and both must
+//! return exactly the rows that were written. Without the Python package the suite fails
+//! with "peer unavailable".
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use anyhow::{Context, bail, ensure};
+use arrow_array::{
+    ArrayRef, BinaryArray, BooleanArray, Float32Array, Float64Array, Int32Array, Int64Array,
+    RecordBatch, StringArray,
+};
+use serde_json::{Value, json};
+use tsfile_format::file::Property;
+use tsfile_format::schema::{MeasurementSchema, TableColumn, TableSchema};
+use tsfile_format::types::{
+    ColumnCategory, CompressionType as C, TSDataType as T, TSEncoding as E,
+};
+use tsfile_index::writer::{TsFileWriter, WriterOptions};
+
+use super::CaseResult;
+
+/// A small deterministic generator (xorshift), so every run writes the same files.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn chance(&mut self, p: f64) -> bool {
+        (self.next() % 10_000) as f64 / 10_000.0 < p
+    }
+}
+
+/// One column: name, type, encoding, compression.
+type Col = (&'static str, T, E, C);
+
+/// A random value of `t` as (JSON as the readers report it, the value for Arrow).
+fn value(rng: &mut Rng, t: T, i: usize) -> Value {
+    match t {
+        T::Boolean => json!(rng.below(2) == 1),
+        T::Int32 => {
+            json!((rng.below(2001) as i32 - 1000) * if i.is_multiple_of(7) { 100_000 } else { 1 })
+        }
+        T::Date => {
+            let y = 1990 + rng.below(60);
+            let m = 1 + rng.below(12);
+            let d = 1 + rng.below(28);
+            json!(format!("{y:04}-{m:02}-{d:02}"))
+        }
+        T::Int64 | T::Timestamp => {
+            json!(1_600_000_000_000i64 + (i as i64) * 997 - rng.below(500) as i64)
+        }
+        T::Float => json!(f64::from((rng.below(100_000) as f32 - 50_000.0) / 8.0)),
+        T::Double => json!((rng.below(10_000_000) as f64 - 5e6) / 1024.0),
+        T::Text | T::String => {
+            let words = [
+                "alpha",
+                "beta",
+                "γάμμα",
+                "δ",
+                "",
+                "long-value-with-some-length",
+                "日本",
+            ];
+            json!(format!(
+                "{}{}",
+                words[rng.below(words.len() as u64) as usize],
+                rng.below(50)
+            ))
+        }
+        // No NUL byte: the official reader's row API (tree model) truncates values there.
+        T::Blob => json!(
+            rng.next()
+                .to_be_bytes()
+                .iter()
+                .map(|b| format!("{:02x}", (*b).max(1)))
+                .collect::<String>()
+        ),
+        _ => Value::Null,
+    }
+}
+
+fn date_int(s: &str) -> i32 {
+    let p: Vec<i32> = s.split('-').filter_map(|x| x.parse().ok()).collect();
+    p.first().copied().unwrap_or(0) * 10_000
+        + p.get(1).copied().unwrap_or(0) * 100
+        + p.get(2).copied().unwrap_or(0)
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len() / 2)
+        .filter_map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok())
+        .collect()
+}
+
+/// An Arrow column of `t` from JSON values (null = null).
+fn array(t: T, vals: &[&Value]) -> ArrayRef {
+    match t {
+        T::Boolean => Arc::new(BooleanArray::from(
+            vals.iter().map(|v| v.as_bool()).collect::<Vec<_>>(),
+        )),
+        T::Int32 => Arc::new(Int32Array::from(
+            vals.iter()
+                .map(|v| v.as_i64().map(|x| x as i32))
+                .collect::<Vec<_>>(),
+        )),
+        T::Date => Arc::new(Int32Array::from(
+            vals.iter()
+                .map(|v| v.as_str().map(date_int))
+                .collect::<Vec<_>>(),
+        )),
+        T::Int64 | T::Timestamp => Arc::new(Int64Array::from(
+            vals.iter().map(|v| v.as_i64()).collect::<Vec<_>>(),
+        )),
+        T::Float => Arc::new(Float32Array::from(
+            vals.iter()
+                .map(|v| v.as_f64().map(|x| x as f32))
+                .collect::<Vec<_>>(),
+        )),
+        T::Double => Arc::new(Float64Array::from(
+            vals.iter().map(|v| v.as_f64()).collect::<Vec<_>>(),
+        )),
+        T::Blob => {
+            let owned: Vec<Option<Vec<u8>>> = vals.iter().map(|v| v.as_str().map(hex)).collect();
+            Arc::new(BinaryArray::from(
+                owned.iter().map(|v| v.as_deref()).collect::<Vec<_>>(),
+            ))
+        }
+        _ => Arc::new(StringArray::from(
+            vals.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
+        )),
+    }
+}
+
+/// A table-model case: tables, tag values per device, rows per device, null rate.
+struct TableCase {
+    name: &'static str,
+    opts: WriterOptions,
+    tables: Vec<(&'static str, usize, Vec<Col>)>,
+    devices: usize,
+    rows: usize,
+    nulls: f64,
+    flushes: usize,
+    null_tags: bool,
+    start: i64,
+}
+
+/// A tree-model case: devices (path, aligned, measurements), rows per device.
+struct TreeCase {
+    name: &'static str,
+    opts: WriterOptions,
+    devices: Vec<(String, bool, Vec<Col>)>,
+    rows: usize,
+    nulls: f64,
+}
+
+fn write_table_case(c: &TableCase, path: &Path, rng: &mut Rng) -> anyhow::Result<Value> {
+    let mut w = TsFileWriter::create(path, c.opts.clone())?;
+    let mut expected = serde_json::Map::new();
+    for (table, tags, fields) in &c.tables {
+        let mut columns: Vec<TableColumn> = (0..*tags)
+            .map(|k| {
+                c.opts
+                    .column(&format!("tag{k}"), T::String, ColumnCategory::Tag)
+            })
+            .collect();
+        for (n, t, e, k) in fields {
+            columns.push(TableColumn {
+                schema: MeasurementSchema::new(*n, *t, *e, *k),
+                category: ColumnCategory::Field,
+            });
+        }
+        w.register_table(table, TableSchema { columns })?;
+        let mut rows: Vec<Vec<Value>> = Vec::new();
+        // A table without TAG columns has a single device.
+        let devices = if *tags == 0 { 1 } else { c.devices };
+        for d in 0..devices {
+            let tag_vals: Vec<Value> = (0..*tags)
+                .map(|k| {
+                    if c.null_tags && (d + k).is_multiple_of(3) {
+                        Value::Null
+                    } else {
+                        json!(format!("{table}-d{}-{k}", d / (k + 1)))
+                    }
+                })
+                .collect();
+            let mut t = c.start + rng.below(1000) as i64;
+            for i in 0..c.rows {
+                t += 1 + rng.below(if i.is_multiple_of(50) { 100_000 } else { 1000 }) as i64;
+                let mut row = vec![json!(t)];
+                row.extend(tag_vals.iter().cloned());
+                for (_, ty, _, _) in fields {
+                    row.push(if rng.chance(c.nulls) {
+                        Value::Null
+                    } else {
+                        value(rng, *ty, i)
+                    });
+                }
+                rows.push(row);
+            }
+        }
+        // Devices whose tag values coincide would get duplicate times: keep them distinct.
+        let mut seen = std::collections::HashSet::new();
+        rows.retain(|r| seen.insert(serde_json::to_string(&r[..=*tags]).unwrap_or_default()));
+        let chunk = rows.len().div_ceil(c.flushes.max(1)).max(1);
+        for part in rows.chunks(chunk) {
+            let mut arrays: Vec<(String, ArrayRef)> = vec![(
+                "time".into(),
+                array(T::Int64, &part.iter().map(|r| &r[0]).collect::<Vec<_>>()),
+            )];
+            for k in 0..*tags {
+                arrays.push((
+                    format!("tag{k}"),
+                    array(
+                        T::String,
+                        &part.iter().map(|r| &r[1 + k]).collect::<Vec<_>>(),
+                    ),
+                ));
+            }
+            for (j, (n, ty, _, _)) in fields.iter().enumerate() {
+                arrays.push((
+                    n.to_string(),
+                    array(
+                        *ty,
+                        &part.iter().map(|r| &r[1 + tags + j]).collect::<Vec<_>>(),
+                    ),
+                ));
+            }
+            w.write_table(table, "time", &RecordBatch::try_from_iter(arrays)?)?;
+            if c.flushes > 1 {
+                w.flush()?;
+            }
+        }
+        expected.insert(table.to_string(), json!(rows));
+    }
+    w.close()?;
+    Ok(json!({"tables": expected}))
+}
+
+fn write_tree_case(c: &TreeCase, path: &Path, rng: &mut Rng) -> anyhow::Result<Value> {
+    let mut w = TsFileWriter::create(path, c.opts.clone())?;
+    let mut expected = serde_json::Map::new();
+    for (dev, aligned, cols) in &c.devices {
+        let ms = cols
+            .iter()
+            .map(|(n, t, e, k)| MeasurementSchema::new(*n, *t, *e, *k))
+            .collect();
+        w.register_device(dev, *aligned, ms)?;
+        let mut rows: Vec<Vec<Value>> = Vec::new();
+        let mut t = -5_000 + rng.below(1000) as i64;
+        for i in 0..c.rows {
+            t += 1 + rng.below(1000) as i64;
+            let mut row = vec![json!(t)];
+            for (_, ty, _, _) in cols {
+                row.push(if rng.chance(c.nulls) {
+                    Value::Null
+                } else {
+                    value(rng, *ty, i)
+                });
+            }
+            // A non-aligned row whose values are all missing does not exist.
+            if !aligned && row[1..].iter().all(Value::is_null) {
+                continue;
+            }
+            rows.push(row);
+        }
+        let mut arrays: Vec<(String, ArrayRef)> = vec![(
+            "time".into(),
+            array(T::Int64, &rows.iter().map(|r| &r[0]).collect::<Vec<_>>()),
+        )];
+        for (j, (n, ty, _, _)) in cols.iter().enumerate() {
+            arrays.push((
+                n.to_string(),
+                array(*ty, &rows.iter().map(|r| &r[1 + j]).collect::<Vec<_>>()),
+            ));
+        }
+        w.write_tree(dev, "time", &RecordBatch::try_from_iter(arrays)?)?;
+        let names: Vec<&str> = std::iter::once("time")
+            .chain(cols.iter().map(|c| c.0))
+            .collect();
+        expected.insert(dev.clone(), json!({"columns": names, "rows": rows}));
+    }
+    w.close()?;
+    Ok(json!({"devices": expected}))
+}
+
+/// Sorted rows (the readers return devices in index order, not in writing order).
+fn sorted(rows: &Value) -> Vec<String> {
+    let mut v: Vec<String> = rows
+        .as_array()
+        .map(|a| a.iter().map(|r| r.to_string()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn compare(what: &str, expected: &Value, got: &Value) -> anyhow::Result<()> {
+    let (e, g) = (sorted(expected), sorted(got));
+    ensure!(
+        e.len() == g.len(),
+        "{what}: {} rows read, {} written",
+        g.len(),
+        e.len()
+    );
+    if let Some((a, b)) = e.iter().zip(&g).find(|(a, b)| a != b) {
+        bail!("{what}: row written {a}, read {b}");
+    }
+    Ok(())
+}
+
+/// The rows of a reader's device answer (`{"columns", "rows"}`) with their columns put in
+/// the order of `expected`'s columns (the readers order measurements by name).
+fn reorder(expected: &Value, got: &Value) -> Value {
+    let want: Vec<&str> = expected["columns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let have: Vec<&str> = got["columns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let idx: Vec<Option<usize>> = want
+        .iter()
+        .map(|w| have.iter().position(|h| h == w))
+        .collect();
+    let rows = got["rows"].as_array().into_iter().flatten().map(|r| {
+        Value::Array(
+            idx.iter()
+                .map(|i| i.and_then(|i| r.get(i).cloned()).unwrap_or(Value::Null))
+                .collect(),
+        )
+    });
+    Value::Array(rows.collect())
+}
+
+/// Compares the official reader's answer (one JSON line of `tsfile_read.py`) with the rows.
+fn check_official(expected: &Value, got: &Value) -> anyhow::Result<()> {
+    if let Some(err) = got.get("error") {
+        bail!("official reader: {err}");
+    }
+    if let Some(tables) = expected.get("tables").and_then(Value::as_object) {
+        for (name, rows) in tables {
+            compare(
+                &format!("official reader, table {name}"),
+                rows,
+                &got["tables"][name]["rows"],
+            )?;
+        }
+    }
+    if let Some(devs) = expected.get("devices").and_then(Value::as_object) {
+        for (name, rows) in devs {
+            let got = reorder(rows, &got["devices"][name]);
+            compare(
+                &format!("official reader, device {name}"),
+                &rows["rows"],
+                &got,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Compares our reader's dump with the rows.
+fn check_ours(expected: &Value, path: &Path) -> anyhow::Result<()> {
+    let dump = tsfile_index::dump::dump_path(path)
+        .with_context(|| format!("our reader on {}", path.display()))?;
+    let data = &dump["data"];
+    if let Some(tables) = expected.get("tables").and_then(Value::as_object) {
+        for (name, rows) in tables {
+            let got = data["tables"]
+                .as_array()
+                .and_then(|a| a.iter().find(|t| t["table"] == name.as_str()))
+                .map(|t| t["rows"].clone())
+                .unwrap_or(Value::Null);
+            compare(&format!("our reader, table {name}"), rows, &got)?;
+        }
+    }
+    if let Some(devs) = expected.get("devices").and_then(Value::as_object) {
+        for (name, rows) in devs {
+            let got = data["devices"]
+                .as_array()
+                .and_then(|a| a.iter().find(|t| t["device"] == name.as_str()))
+                .map(|t| reorder(rows, t))
+                .unwrap_or(Value::Null);
+            compare(&format!("our reader, device {name}"), &rows["rows"], &got)?;
+        }
+    }
+    Ok(())
+}
+
+fn all_types(e_int: E, e_float: E, e_text: E, k: C) -> Vec<Col> {
+    vec![
+        ("f_bool", T::Boolean, E::Plain, k),
+        ("f_int32", T::Int32, e_int, k),
+        ("f_int64", T::Int64, e_int, k),
+        (
+            "f_float",
+            T::Float,
+            if e_float == E::Sprintz {
+                E::Rlbe
+            } else {
+                e_float
+            },
+            k,
+        ),
+        (
+            "f_double",
+            T::Double,
+            if e_float == E::Sprintz {
+                E::Rlbe
+            } else {
+                e_float
+            },
+            k,
+        ),
+        ("f_text", T::Text, e_text, k),
+        ("f_string", T::String, e_text, k),
+        (
+            "f_ts",
+            T::Timestamp,
+            if e_int == E::Zigzag || e_int == E::Sprintz {
+                E::Ts2Diff
+            } else {
+                e_int
+            },
+            k,
+        ),
+        (
+            "f_date",
+            T::Date,
+            if e_int == E::Zigzag || e_int == E::Sprintz {
+                E::Plain
+            } else {
+                e_int
+            },
+            k,
+        ),
+        ("f_blob", T::Blob, E::Plain, k),
+    ]
+}
+
+fn table_cases() -> Vec<TableCase> {
+    let d = WriterOptions::default;
+    let base = |name, opts: WriterOptions, fields: Vec<Col>| TableCase {
+        name,
+        opts,
+        tables: vec![("t", 2, fields)],
+        devices: 3,
+        rows: 300,
+        nulls: 0.15,
+        flushes: 1,
+        null_tags: false,
+        start: 1_700_000_000_000,
+    };
+    let codecs = [
+        (
+            "table_plain_uncompressed",
+            E::Plain,
+            E::Plain,
+            E::Plain,
+            C::Uncompressed,
+        ),
+        (
+            "table_ts2diff_snappy",
+            E::Ts2Diff,
+            E::Gorilla,
+            E::Plain,
+            C::Snappy,
+        ),
+        (
+            "table_gorilla_gzip",
+            E::Gorilla,
+            E::Gorilla,
+            E::Dictionary,
+            C::Gzip,
+        ),
+        ("table_rle_zstd", E::Rle, E::Chimp, E::Dictionary, C::Zstd),
+        ("table_zigzag_lzma2", E::Zigzag, E::Rlbe, E::Plain, C::Lzma2),
+        ("table_chimp_lz4", E::Chimp, E::Chimp, E::Plain, C::Lz4),
+        (
+            "table_sprintz_snappy",
+            E::Sprintz,
+            E::Sprintz,
+            E::Dictionary,
+            C::Snappy,
+        ),
+        ("table_rlbe_zstd", E::Rlbe, E::Rlbe, E::Plain, C::Zstd),
+        (
+            "table_defaults_lz4",
+            E::Ts2Diff,
+            E::Gorilla,
+            E::Plain,
+            C::Lz4,
+        ),
+    ];
+    let mut out: Vec<TableCase> = codecs
+        .iter()
+        .map(|(n, i, f, s, k)| {
+            base(
+                n,
+                WriterOptions {
+                    time_compression: *k,
+                    default_compression: *k,
+                    ..d()
+                },
+                all_types(*i, *f, *s, *k),
+            )
+        })
+        .collect();
+    let defaults = || all_types(E::Ts2Diff, E::Gorilla, E::Plain, C::Lz4);
+    out.push(TableCase {
+        rows: 2000,
+        ..base(
+            "table_multi_page",
+            WriterOptions {
+                max_points_per_page: 37,
+                max_page_bytes: 3000,
+                ..d()
+            },
+            defaults(),
+        )
+    });
+    out.push(TableCase {
+        flushes: 4,
+        ..base("table_multi_chunk", d(), defaults())
+    });
+    out.push(TableCase {
+        devices: 60,
+        rows: 20,
+        ..base(
+            "table_many_devices_degree3",
+            WriterOptions {
+                max_degree: 3,
+                ..d()
+            },
+            defaults(),
+        )
+    });
+    out.push(TableCase {
+        devices: 2,
+        rows: 50,
+        ..base(
+            "table_wide_degree4",
+            WriterOptions {
+                max_degree: 4,
+                ..d()
+            },
+            (0..40)
+                .map(|i| {
+                    (
+                        Box::leak(format!("s{i:02}").into_boxed_str()) as &'static str,
+                        if i % 2 == 0 { T::Double } else { T::Int64 },
+                        E::Plain,
+                        C::Snappy,
+                    )
+                })
+                .collect(),
+        )
+    });
+    out.push(TableCase {
+        null_tags: true,
+        nulls: 0.3,
+        ..base("table_null_tags", d(), defaults())
+    });
+    out.push(TableCase {
+        start: -1_000_000,
+        ..base(
+            "table_negative_time_plain",
+            WriterOptions {
+                time_encoding: E::Plain,
+                time_compression: C::Uncompressed,
+                ..d()
+            },
+            defaults(),
+        )
+    });
+    out.push(TableCase {
+        nulls: 1.0,
+        ..base("table_all_null", d(), defaults())
+    });
+    out.push(TableCase {
+        tables: vec![
+            ("alpha", 1, defaults()),
+            ("beta", 3, all_types(E::Plain, E::Plain, E::Plain, C::Gzip)),
+            ("gamma", 0, vec![("v", T::Double, E::Gorilla, C::Zstd)]),
+        ],
+        ..base(
+            "table_multi_tables",
+            WriterOptions {
+                properties: vec![Property {
+                    key: "origin".into(),
+                    value: Some(b"bazan".to_vec()),
+                }],
+                ..d()
+            },
+            vec![],
+        )
+    });
+    out
+}
+
+fn tree_cases() -> Vec<TreeCase> {
+    let d = WriterOptions::default;
+    let mixed = |k: C| all_types(E::Ts2Diff, E::Gorilla, E::Plain, k);
+    vec![
+        TreeCase {
+            name: "tree_nonaligned_all_types",
+            opts: d(),
+            devices: vec![
+                ("root.sg.d1".into(), false, mixed(C::Lz4)),
+                (
+                    "root.sg.d2".into(),
+                    false,
+                    all_types(E::Rle, E::Chimp, E::Dictionary, C::Zstd),
+                ),
+            ],
+            rows: 400,
+            nulls: 0.2,
+        },
+        TreeCase {
+            name: "tree_aligned_all_types",
+            opts: WriterOptions {
+                max_points_per_page: 50,
+                ..d()
+            },
+            devices: vec![(
+                "root.al.dev".into(),
+                true,
+                all_types(E::Gorilla, E::Rlbe, E::Dictionary, C::Snappy),
+            )],
+            rows: 500,
+            nulls: 0.25,
+        },
+        TreeCase {
+            name: "tree_mixed_aligned",
+            opts: WriterOptions {
+                time_encoding: E::Plain,
+                ..d()
+            },
+            devices: vec![
+                ("root.a.b.c.d".into(), true, mixed(C::Gzip)),
+                ("root.a.x".into(), false, mixed(C::Lzma2)),
+                ("root.z".into(), false, mixed(C::Uncompressed)),
+            ],
+            rows: 120,
+            nulls: 0.1,
+        },
+        TreeCase {
+            name: "tree_many_devices_degree5",
+            opts: WriterOptions {
+                max_degree: 5,
+                ..d()
+            },
+            devices: (0..90)
+                .map(|i| {
+                    (
+                        format!("root.p{}.dev{i:03}", i % 2),
+                        false,
+                        vec![
+                            ("s1", T::Int32, E::Ts2Diff, C::Lz4),
+                            ("s2", T::Double, E::Gorilla, C::Lz4),
+                        ],
+                    )
+                })
+                .collect(),
+            rows: 15,
+            nulls: 0.1,
+        },
+        TreeCase {
+            name: "tree_wide_degree4",
+            opts: WriterOptions {
+                max_degree: 4,
+                max_points_per_page: 64,
+                ..d()
+            },
+            devices: vec![(
+                "root.w.dev".into(),
+                false,
+                (0..50)
+                    .map(|i| {
+                        (
+                            Box::leak(format!("m{i:02}").into_boxed_str()) as &'static str,
+                            T::Float,
+                            E::Chimp,
+                            C::Zstd,
+                        )
+                    })
+                    .collect(),
+            )],
+            rows: 200,
+            nulls: 0.05,
+        },
+    ]
+}
+
+/// Runs the official reader script over `files`; one JSON answer per file.
+fn official(files: &[PathBuf], plain_time: bool) -> anyhow::Result<Vec<Value>> {
+    let script = crate::workspace_root().join("xtask/tsfile_read.py");
+    let mut cmd = Command::new("python3");
+    cmd.arg(&script);
+    if plain_time {
+        // The official reader decodes time columns with a process-wide setting instead of
+        // the encoding in the chunk header (README "official reader quirks").
+        cmd.arg("--plain-time");
+    }
+    let out = cmd
+        .args(files)
+        .output()
+        .context("peer unavailable: cannot run python3")?;
+    if out.status.code() == Some(3) || !out.status.success() {
+        bail!(
+            "peer unavailable: {} (pip install -r xtask/requirements.txt)",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("tsfile_read.py failed")
+        );
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).context("tsfile_read.py printed invalid JSON"))
+        .collect()
+}
+
+/// `cargo xtask conformance tsfile-write`.
+pub fn run(_dir: &Path) -> anyhow::Result<Vec<CaseResult>> {
+    let tmp = tempfile::tempdir()?;
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut written: Vec<(String, PathBuf, anyhow::Result<Value>)> = Vec::new();
+    for c in table_cases() {
+        let path = tmp.path().join(format!("{}.tsfile", c.name));
+        let r = write_table_case(&c, &path, &mut rng);
+        written.push((c.name.to_string(), path, r));
+    }
+    for c in tree_cases() {
+        let path = tmp.path().join(format!("{}.tsfile", c.name));
+        let r = write_tree_case(&c, &path, &mut rng);
+        written.push((c.name.to_string(), path, r));
+    }
+    let plain: Vec<bool> = table_cases()
+        .iter()
+        .map(|c| c.opts.time_encoding == E::Plain)
+        .chain(
+            tree_cases()
+                .iter()
+                .map(|c| c.opts.time_encoding == E::Plain),
+        )
+        .collect();
+    let mut answers = std::collections::HashMap::new();
+    for want_plain in [false, true] {
+        let files: Vec<PathBuf> = written
+            .iter()
+            .zip(&plain)
+            .filter(|(w, p)| w.2.is_ok() && **p == want_plain)
+            .map(|(w, _)| w.1.clone())
+            .collect();
+        if files.is_empty() {
+            continue;
+        }
+        for (f, a) in files.iter().zip(official(&files, want_plain)?) {
+            answers.insert(f.clone(), a);
+        }
+    }
+    let mut results = Vec::new();
+    for (name, path, r) in written {
+        let res = r.and_then(|expected| {
+            let got = answers
+                .remove(&path)
+                .context("the official reader gave no answer")?;
+            check_official(&expected, &got)?;
+            check_ours(&expected, &path)
+        });
+        results.push(CaseResult::from_result(name, res));
+    }
+    Ok(results)
+}
