@@ -67,7 +67,8 @@ pub fn decode_values<'a>(
     at: u64,
 ) -> Result<PageValues<'a>> {
     fn take<T>(d: &mut (dyn Decoder<T> + '_), n: usize, at: u64) -> Result<Vec<T>> {
-        let mut out = Vec::with_capacity(n);
+        // `n` comes from the file; reserve a bounded amount and let real values grow it.
+        let mut out = Vec::with_capacity(n.min(1 << 16));
         let got = d.decode_all(&mut out, n)?;
         if got < n {
             return Err(Error::corrupt(

@@ -376,6 +376,7 @@ impl TsFileReader {
                 }
             };
             let raw = tp.decompress(&time_chunk.header)?;
+            check_rows(rows, raw.len(), tp.offset)?;
             let mut dec = decoder(
                 time_chunk.header.encoding,
                 TSDataType::Int64,
@@ -486,6 +487,7 @@ impl TsFileReader {
                 };
                 let raw = p.decompress(&chunk.header)?;
                 let split = split_non_aligned(&raw, p.payload_offset)?;
+                check_rows(rows, split.times.len(), p.offset)?;
                 let time_encoding = detect_time_encoding(split.times);
                 let mut tdec = decoder(
                     time_encoding,
@@ -526,4 +528,18 @@ fn parse_header(bytes: &[u8], offset: u64) -> Result<(ChunkHeader, u64)> {
     let mut c = Cursor::new(bytes, offset);
     let header = ChunkHeader::decode(&mut c)?;
     Ok((header, c.offset() - offset))
+}
+
+/// Refuses a row count (from statistics) that no time stream of `bytes` bytes can hold:
+/// the densest time encoding, TS_2DIFF, packs at most 129 values into a 24-byte block.
+/// This keeps a lying count from driving allocations.
+fn check_rows(rows: usize, bytes: usize, at: u64) -> Result<()> {
+    if rows > bytes.saturating_mul(6).saturating_add(1) {
+        return Err(Error::corrupt(
+            "page statistics",
+            at,
+            format!("count {rows} cannot fit in a time stream of {bytes} bytes"),
+        ));
+    }
+    Ok(())
 }

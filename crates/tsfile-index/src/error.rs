@@ -59,6 +59,16 @@ pub enum Error {
         /// What rule was broken.
         reason: String,
     },
+    /// A valid file using a feature this reader does not implement (encryption).
+    #[error("unsupported {what} at byte {offset}: {reason}")]
+    Unsupported {
+        /// The feature.
+        what: &'static str,
+        /// Absolute offset of the structure that declares it.
+        offset: u64,
+        /// Details.
+        reason: String,
+    },
     /// A table, device or measurement asked for does not exist in the file.
     #[error("{what} {name:?} not found")]
     NotFound {

@@ -136,9 +136,11 @@ impl TsFileReader {
             options: ReadOptions::default(),
         };
         if reader.is_encrypted() {
-            return Err(Error::Request(
-                "the file is encrypted (property encryptLevel is not \"0\"); encrypted TsFiles are not supported".into(),
-            ));
+            return Err(Error::Unsupported {
+                what: "encryption",
+                offset: reader.metadata_start,
+                reason: "property encryptLevel of TsFileMetadata is not \"0\"; encrypted pages cannot be read".into(),
+            });
         }
         let separator = reader.src.get_bytes(meta_offset, 1)?;
         if separator.first() != Some(&Marker::Separator.code()) {

@@ -372,6 +372,18 @@ impl TsFileWriter {
         self.maybe_flush()
     }
 
+    /// The TAG column names of table `table`, in schema order.
+    pub(crate) fn tag_names(&self, table: &str) -> WriteResult<Vec<String>> {
+        let schema = self
+            .tables
+            .get(table)
+            .ok_or_else(|| WriteError::schema(format!("table {table:?} is not registered")))?;
+        Ok(schema
+            .tag_columns()
+            .map(|c| c.schema.name.clone())
+            .collect())
+    }
+
     fn maybe_flush(&mut self) -> WriteResult<()> {
         if self.buffered >= self.opts.chunk_group_size_threshold {
             self.flush()?;
@@ -570,7 +582,7 @@ fn check_codec(s: &MeasurementSchema) -> WriteResult<()> {
     Ok(())
 }
 
-fn time_values(batch: &RecordBatch, name: &str) -> WriteResult<Vec<i64>> {
+pub(crate) fn time_values(batch: &RecordBatch, name: &str) -> WriteResult<Vec<i64>> {
     let a = batch
         .column_by_name(name)
         .ok_or_else(|| WriteError::schema(format!("the batch has no time column {name:?}")))?;

@@ -39,6 +39,7 @@ mod error;
 mod file;
 mod index;
 mod options;
+mod sort;
 mod stats;
 
 pub use arrow::{date32_to_yyyymmdd, tsfile_type_of};
