@@ -52,12 +52,6 @@ impl ColumnInfer {
         self.seen_str || (self.seen_bool && (self.seen_int || self.seen_float))
     }
 
-    /// True while the column may still become Int64.
-    #[inline]
-    pub(crate) fn may_be_int(&self) -> bool {
-        !(self.seen_str || self.seen_bool || self.seen_float)
-    }
-
     /// True while the column may still become Float64.
     #[inline]
     pub(crate) fn may_be_number(&self) -> bool {
@@ -147,6 +141,29 @@ impl ColumnInfer {
         }
     }
 
+    /// Records `text` as a number when it is one (an i64 integer or a plain decimal number)
+    /// and returns whether it was. Without statistics a non-integer is only validated, never
+    /// converted, which keeps the indexing pass cheap.
+    #[inline]
+    pub(crate) fn number_text(&mut self, text: &[u8]) -> bool {
+        if let Some(v) = parse_i64(text) {
+            self.int(v, text);
+            return true;
+        }
+        if !is_number(text) {
+            return false;
+        }
+        if self.track {
+            match std::str::from_utf8(text).ok().and_then(|t| t.parse::<f64>().ok()) {
+                Some(v) => self.float(v, text),
+                None => return false,
+            }
+        } else {
+            self.seen_float = true;
+        }
+        true
+    }
+
     /// Classifies one delimited-text field (already unquoted; empty = null) and records it.
     #[inline]
     pub(crate) fn observe_text_field(&mut self, field: &[u8]) {
@@ -154,19 +171,7 @@ impl ColumnInfer {
             return;
         }
         if !self.is_text() {
-            if self.may_be_int()
-                && let Some(v) = parse_i64(field)
-            {
-                self.int(v, field);
-                return;
-            }
-            if self.may_be_number()
-                && let Some(v) = parse_number(field)
-            {
-                match parse_i64(field) {
-                    Some(i) => self.int(i, field),
-                    None => self.float(v, field),
-                }
+            if self.may_be_number() && self.number_text(field) {
                 return;
             }
             if self.may_be_bool() && is_bool(field) {
@@ -311,25 +316,41 @@ pub(crate) fn parse_i64(b: &[u8]) -> Option<i64> {
     if neg { Some(acc) } else { acc.checked_neg() }
 }
 
-/// Parses a plain decimal number (digits, sign, `.`, exponent; no `inf`/`NaN` words, no `+`
-/// at the start) into an f64.
+/// True for a plain decimal number: `-?`, digits with at most one `.` (at least one digit),
+/// then an optional exponent `[eE][+-]?digits`. No `+` at the start, no `inf`/`NaN` words:
+/// exactly what both Rust's and arrow's float parsers accept among such texts.
 #[inline]
-pub(crate) fn parse_number(b: &[u8]) -> Option<f64> {
-    if b.first() == Some(&b'+') {
-        return None;
+pub(crate) fn is_number(b: &[u8]) -> bool {
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let mut digits = 0;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+        digits += 1;
     }
-    let mut digit = false;
-    for &c in b {
-        match c {
-            b'0'..=b'9' => digit = true,
-            b'-' | b'+' | b'.' | b'e' | b'E' => {}
-            _ => return None,
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+            digits += 1;
         }
     }
-    if !digit {
-        return None;
+    if digits == 0 {
+        return false;
     }
-    std::str::from_utf8(b).ok()?.parse::<f64>().ok()
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            i += 1;
+        }
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == start {
+            return false;
+        }
+    }
+    i == b.len()
 }
 
 /// True for `true`/`false` in any letter case (what arrow-csv accepts for Boolean).
@@ -370,6 +391,16 @@ mod tests {
         assert_eq!(parse_i64(b"-"), None);
         assert_eq!(parse_i64(b"1.0"), None);
         assert_eq!(parse_i64(b"+1"), None);
+    }
+
+    #[test]
+    fn numbers() {
+        for ok in ["1", "-1.5", "1.", ".5", "1e5", "-2.5E-300", "0.30000000000000004"] {
+            assert!(is_number(ok.as_bytes()), "{ok}");
+        }
+        for bad in ["", "-", ".", "+1", "1e", "1e+", "inf", "NaN", "1.2.3", "1-2", "e5", " 1"] {
+            assert!(!is_number(bad.as_bytes()), "{bad}");
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use memchr::memchr;
 
-use crate::infer::{Columns, parse_i64};
+use crate::infer::Columns;
 use crate::locator::StatsColumns;
 use crate::scan::{json_string_end, skip_ws};
 
@@ -79,25 +79,11 @@ pub(crate) fn scan_object(
             }
             Some(b'-' | b'0'..=b'9') => {
                 let mut end = pos + 1;
-                let mut integral = true;
-                while let Some(&b) = data.get(end) {
-                    match b {
-                        b'0'..=b'9' | b'-' | b'+' => {}
-                        b'.' | b'e' | b'E' => integral = false,
-                        _ => break,
-                    }
+                while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = data.get(end) {
                     end += 1;
                 }
-                let text = &data[pos..end];
-                match integral.then(|| parse_i64(text)).flatten() {
-                    Some(v) => col.int(v, text),
-                    None => {
-                        let v = std::str::from_utf8(text)
-                            .ok()
-                            .and_then(|t| t.parse::<f64>().ok())
-                            .ok_or(ObjError::Syntax(pos, "invalid number"))?;
-                        col.float(v, text);
-                    }
+                if !col.number_text(&data[pos..end]) {
+                    return Err(ObjError::Syntax(pos, "invalid number"));
                 }
                 pos = end;
             }

@@ -6,6 +6,8 @@ use std::process::Command;
 
 use anyhow::Context;
 
+pub mod locators_rows;
+
 /// A registered benchmark: its name and the function that runs it and prints its figures.
 pub struct Bench {
     /// The benchmark's name on the command line.
@@ -18,7 +20,11 @@ pub struct Bench {
 
 /// Every registered benchmark.
 pub fn benches() -> Vec<Bench> {
-    vec![]
+    vec![Bench {
+        name: "locators",
+        about: "row formats: CSV/NDJSON indexing throughput and deep 100-row reads vs DuckDB",
+        run: locators_rows::run,
+    }]
 }
 
 /// `cargo xtask bench [NAME…]`: builds xtask in release and runs the benchmarks there.
