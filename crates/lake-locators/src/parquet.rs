@@ -24,6 +24,7 @@ use crate::locator::{
     ReadRequest, Stats, StatsColumns,
 };
 use crate::stats::StatsBuilder;
+use crate::trace::{ReadLog, TraceReader};
 
 const FORMAT: &str = "parquet";
 
@@ -45,14 +46,18 @@ impl Locator for ParquetLocator {
     }
 
     fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
-        let (file, _) = columnar::open(path)?;
-        self.index_reader(path, file, options)
+        self.index_reader(path, bounded(path)?, options)
     }
 
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
-        let (file, _) = columnar::open(path)?;
-        self.read_reader(path, file, request)
+        self.read_reader(path, bounded(path)?, request)
     }
+}
+
+/// The file behind a reader that refuses ranges past its end before allocating for them.
+fn bounded(path: &Path) -> Result<TraceReader> {
+    let (file, _) = columnar::open(path)?;
+    TraceReader::new(file, ReadLog::off()).map_err(|e| Error::io(path, e))
 }
 
 fn lib_err(path: &Path, e: parquet::errors::ParquetError) -> Error {

@@ -1,6 +1,8 @@
 //! An I/O seam for Parquet: [`TraceReader`] wraps a file as a Parquet `ChunkReader` and
 //! records every byte range the reader asks for, so tests (and curious users) can check which
-//! parts of a file an operation touched.
+//! parts of a file an operation touched. With [`ReadLog::off`] it records nothing and serves
+//! as the locator's bounded reader: a range past the end of the file is an error before any
+//! buffer is allocated for it (the plain `File` reader reserves the requested length first).
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -12,28 +14,43 @@ use parquet::errors::{ParquetError, Result as ParquetResult};
 use parquet::file::reader::{ChunkReader, Length};
 
 /// The byte ranges read so far, shared between a [`TraceReader`] and its observers.
-#[derive(Debug, Clone, Default)]
-pub struct ReadLog(Arc<Mutex<Vec<Range<u64>>>>);
+#[derive(Debug, Clone)]
+pub struct ReadLog(Option<Arc<Mutex<Vec<Range<u64>>>>>);
+
+impl Default for ReadLog {
+    /// A log that records.
+    fn default() -> Self {
+        ReadLog(Some(Arc::default()))
+    }
+}
 
 impl ReadLog {
+    /// A log that records nothing.
+    pub fn off() -> Self {
+        ReadLog(None)
+    }
+
     /// Records one read.
     fn push(&self, range: Range<u64>) {
         if range.is_empty() {
             return;
         }
-        if let Ok(mut log) = self.0.lock() {
+        if let Some(Ok(mut log)) = self.0.as_ref().map(|l| l.lock()) {
             log.push(range);
         }
     }
 
     /// Every range read so far, in call order.
     pub fn ranges(&self) -> Vec<Range<u64>> {
-        self.0.lock().map(|l| l.clone()).unwrap_or_default()
+        match &self.0 {
+            Some(l) => l.lock().map(|l| l.clone()).unwrap_or_default(),
+            None => Vec::new(),
+        }
     }
 
     /// Forgets the ranges recorded so far.
     pub fn clear(&self) {
-        if let Ok(mut log) = self.0.lock() {
+        if let Some(Ok(mut log)) = self.0.as_ref().map(|l| l.lock()) {
             log.clear();
         }
     }
