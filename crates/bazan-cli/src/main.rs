@@ -12,6 +12,7 @@ mod doctor;
 mod map;
 mod output;
 mod read;
+mod tsfile;
 mod tsfile_handler;
 
 /// Bazan: read Apache TsFile, and map, slice and check data lakes.
@@ -38,6 +39,8 @@ enum Command {
     Slice(map::SliceArgs),
     /// Compare the map with the disk: healthy, modified, unindexed, missing.
     Doctor(doctor::DoctorArgs),
+    /// Inspect, dump, query and check one TsFile (`tsfile info|dump|query|check`).
+    Tsfile(tsfile::TsfileArgs),
 }
 
 /// What a command reports back to `main`: success, or a problem it found and printed.
@@ -57,6 +60,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Locate(args) => map::run_locate(args),
         Command::Slice(args) => map::run_slice(args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Tsfile(args) => tsfile::run(args),
     }
 }
 

@@ -2,3 +2,4 @@
 mod doctor;
 mod lake;
 mod read;
+mod tsfile;
