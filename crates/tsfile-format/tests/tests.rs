@@ -5,5 +5,6 @@ mod bad_input;
 mod corpus;
 mod encodings;
 mod roundtrip;
+mod structures;
 mod vectors;
 mod walk;
