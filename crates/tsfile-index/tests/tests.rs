@@ -6,3 +6,4 @@ mod bad_input;
 mod common;
 mod io_trace;
 mod writer_corpus;
+mod writer_roundtrip;

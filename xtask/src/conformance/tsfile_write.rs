@@ -493,9 +493,9 @@ fn table_cases() -> Vec<TableCase> {
         ("table_zigzag_lzma2", E::Zigzag, E::Rlbe, E::Plain, C::Lzma2),
         ("table_chimp_lz4", E::Chimp, E::Chimp, E::Plain, C::Lz4),
         (
-            "table_sprintz_snappy",
-            E::Sprintz,
-            E::Sprintz,
+            "table_rle_gorilla_snappy",
+            E::Rle,
+            E::Gorilla,
             E::Dictionary,
             C::Snappy,
         ),
@@ -592,6 +592,47 @@ fn table_cases() -> Vec<TableCase> {
     out.push(TableCase {
         nulls: 1.0,
         ..base("table_all_null", d(), defaults())
+    });
+    // Every encoding we write × every compression we write, one column each.
+    let mut matrix: Vec<Col> = Vec::new();
+    for k in [
+        C::Uncompressed,
+        C::Snappy,
+        C::Gzip,
+        C::Lz4,
+        C::Zstd,
+        C::Lzma2,
+    ] {
+        for e in [
+            E::Plain,
+            E::Rle,
+            E::Ts2Diff,
+            E::Gorilla,
+            E::Zigzag,
+            E::Chimp,
+            E::Rlbe,
+        ] {
+            let name = format!("i64_{}_{}", e.name(), k.name()).to_lowercase();
+            matrix.push((Box::leak(name.into_boxed_str()), T::Int64, e, k));
+        }
+        let name = format!("bool_plain_{}", k.name()).to_lowercase();
+        matrix.push((Box::leak(name.into_boxed_str()), T::Boolean, E::Plain, k));
+        let name = format!("text_dictionary_{}", k.name()).to_lowercase();
+        matrix.push((Box::leak(name.into_boxed_str()), T::Text, E::Dictionary, k));
+        let name = format!("double_gorilla_{}", k.name()).to_lowercase();
+        matrix.push((Box::leak(name.into_boxed_str()), T::Double, E::Gorilla, k));
+    }
+    out.push(TableCase {
+        devices: 2,
+        rows: 700,
+        ..base(
+            "table_encoding_x_compression",
+            WriterOptions {
+                max_points_per_page: 256,
+                ..d()
+            },
+            matrix,
+        )
     });
     out.push(TableCase {
         tables: vec![
