@@ -7,6 +7,7 @@ use std::process::Command;
 use anyhow::Context;
 
 pub mod locators_rows;
+pub mod tsfile;
 
 /// A registered benchmark: its name and the function that runs it and prints its figures.
 pub struct Bench {
@@ -24,6 +25,10 @@ pub fn benches() -> Vec<Bench> {
         name: "locators",
         about: "row formats: CSV/NDJSON indexing throughput and deep 100-row reads vs DuckDB",
         run: locators_rows::run,
+    }, Bench {
+        name: "tsfile",
+        about: "TsFile: full read of `large` into Arrow and open+devices+series metadata of `table_many_devices` vs the official reader",
+        run: tsfile::run,
     }]
 }
 
