@@ -7,6 +7,8 @@ use arrow_array::types::{
     Date32Type, Float32Type, Float64Type, Int32Type, Int64Type, TimestampMicrosecondType,
     TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
 };
+use std::ops::Range;
+
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, TimeUnit};
 use tsfile_format::types::TSDataType;
@@ -111,82 +113,102 @@ pub(crate) fn tag_at(array: &dyn Array, i: usize) -> Option<&str> {
     }
 }
 
-/// Appends rows `rows` of `array` to `values`. With `validity`, every row gets a presence
-/// flag and only non-null values are stored (aligned columns); without it, null rows are
-/// skipped and their indices are left out of `kept` (non-aligned series).
+/// Appends the rows `runs` of `array` to `values`. With `validity`, every row gets a
+/// presence flag and only non-null values are stored (aligned columns); without it, null rows
+/// are skipped and the indices of the kept rows go to `kept` (non-aligned series). Runs of
+/// an array without nulls are copied as slices.
 pub(crate) fn append(
     values: &mut Values,
     array: &ArrayRef,
-    rows: &[usize],
+    runs: &[Range<usize>],
     data_type: TSDataType,
     mut validity: Option<&mut Vec<bool>>,
     mut kept: Option<&mut Vec<usize>>,
 ) -> WriteResult<()> {
     let a = array.as_ref();
-    let mut keep = |i: usize| -> bool {
-        let present = a.is_valid(i);
-        if let Some(v) = validity.as_deref_mut() {
-            v.push(present);
-        }
-        if present && let Some(k) = kept.as_deref_mut() {
-            k.push(i);
-        }
-        present
-    };
-    match values {
-        Values::Boolean(v) => {
-            let arr = a.as_boolean();
-            for &i in rows {
-                if keep(i) {
-                    v.push(arr.value(i));
+    let dense = a.null_count() == 0;
+    for r in runs {
+        if dense {
+            if let Some(v) = validity.as_deref_mut() {
+                v.extend(std::iter::repeat_n(true, r.len()));
+            }
+            if let Some(k) = kept.as_deref_mut() {
+                k.extend(r.clone());
+            }
+        } else {
+            for i in r.clone() {
+                let present = a.is_valid(i);
+                if let Some(v) = validity.as_deref_mut() {
+                    v.push(present);
+                }
+                if present && let Some(k) = kept.as_deref_mut() {
+                    k.push(i);
                 }
             }
         }
-        Values::Int32(v) => {
-            let date32 = matches!(a.data_type(), DataType::Date32);
-            for &i in rows {
-                if keep(i) {
-                    v.push(if date32 {
-                        date32_to_yyyymmdd(a.as_primitive::<Date32Type>().value(i))
-                    } else {
-                        a.as_primitive::<Int32Type>().value(i)
-                    });
+        let present = |i: &usize| dense || a.is_valid(*i);
+        match values {
+            Values::Boolean(v) => {
+                let arr = a.as_boolean();
+                v.extend(r.clone().filter(present).map(|i| arr.value(i)));
+            }
+            Values::Int32(v) => {
+                if matches!(a.data_type(), DataType::Date32) {
+                    let src = a.as_primitive::<Date32Type>().values();
+                    v.extend(
+                        r.clone()
+                            .filter(present)
+                            .map(|i| date32_to_yyyymmdd(src[i])),
+                    );
+                } else {
+                    let src = a.as_primitive::<Int32Type>().values();
+                    extend(v, src, r, dense, present);
                 }
             }
-        }
-        Values::Int64(v) => {
-            let src = i64_values(a).ok_or_else(|| type_error(a, data_type))?;
-            for &i in rows {
-                if keep(i) {
-                    v.push(src[i]);
-                }
+            Values::Int64(v) => {
+                let src = i64_values(a).ok_or_else(|| type_error(a, data_type))?;
+                extend(v, src, r, dense, present);
             }
-        }
-        Values::Float(v) => {
-            let src = a.as_primitive::<Float32Type>().values();
-            for &i in rows {
-                if keep(i) {
-                    v.push(src[i]);
-                }
+            Values::Float(v) => {
+                extend(
+                    v,
+                    a.as_primitive::<Float32Type>().values(),
+                    r,
+                    dense,
+                    present,
+                );
             }
-        }
-        Values::Double(v) => {
-            let src = a.as_primitive::<Float64Type>().values();
-            for &i in rows {
-                if keep(i) {
-                    v.push(src[i]);
-                }
+            Values::Double(v) => {
+                extend(
+                    v,
+                    a.as_primitive::<Float64Type>().values(),
+                    r,
+                    dense,
+                    present,
+                );
             }
-        }
-        Values::Binary { .. } => {
-            for &i in rows {
-                if keep(i) {
+            Values::Binary { .. } => {
+                for i in r.clone().filter(present) {
                     values.push_binary(bytes_at(a, i));
                 }
             }
         }
     }
     Ok(())
+}
+
+fn extend<T: Copy>(
+    v: &mut Vec<T>,
+    src: &[T],
+    r: &Range<usize>,
+    dense: bool,
+    present: impl Fn(&usize) -> bool,
+) {
+    if dense {
+        v.extend_from_slice(&src[r.clone()]);
+    } else {
+        v.extend(r.clone().filter(present).map(|i| src[i]));
+    }
 }
 
 fn type_error(a: &dyn Array, to: TSDataType) -> WriteError {

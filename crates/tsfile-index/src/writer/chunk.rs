@@ -46,6 +46,17 @@ pub(crate) fn aligned_pages(
 ) -> Vec<Range<usize>> {
     let max_points = opts.max_points_per_page.max(1);
     let max_bytes = opts.max_page_bytes.max(1);
+    // Fixed-width columns (at most 8 bytes a value) that cannot reach the byte limit within
+    // `max_points` rows: pages are cut by the point count alone.
+    let fixed = columns
+        .iter()
+        .all(|(v, _)| !matches!(v, Values::Binary { .. }));
+    if fixed && max_points.saturating_mul(8) < max_bytes {
+        return (0..rows)
+            .step_by(max_points)
+            .map(|s| s..(s + max_points).min(rows))
+            .collect();
+    }
     let mut pages = Vec::new();
     let mut cursor = vec![0usize; columns.len()];
     let mut bytes = vec![0usize; columns.len()];

@@ -95,13 +95,17 @@ impl Device {
     }
 
     /// Checks that `times` continue the device (or `series`) strictly ascending.
-    pub(crate) fn check_times(&self, series: Option<&str>, times: &[i64]) -> WriteResult<()> {
+    pub(crate) fn check_times(
+        &self,
+        series: Option<&str>,
+        times: impl IntoIterator<Item = i64>,
+    ) -> WriteResult<()> {
         let last = match series {
             None => self.last_time,
             Some(name) => self.series.get(name).and_then(|s| s.last_time),
         };
         let mut prev = last;
-        for &t in times {
+        for t in times {
             if let Some(p) = prev
                 && t <= p
             {

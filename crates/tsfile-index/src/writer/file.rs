@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use arrow_array::{Array, RecordBatch};
@@ -203,31 +204,53 @@ impl TsFileWriter {
             .map(|c| batch.column_by_name(&c.schema.name).map(|a| a.as_ref()))
             .collect();
         let mut groups: HashMap<Vec<Option<&str>>, usize> = HashMap::new();
-        let mut order: Vec<(DeviceId, Vec<usize>)> = Vec::new();
+        let mut order: Vec<(DeviceId, Vec<Range<usize>>)> = Vec::new();
+        let mut prev: Option<(usize, usize)> = None;
         for row in 0..batch.num_rows() {
-            let mut key: Vec<Option<&str>> = tags
-                .iter()
-                .map(|a| a.and_then(|a| conv::tag_at(a, row)))
-                .collect();
-            if self.opts.trim_trailing_null_tags {
-                while key.last() == Some(&None) {
-                    key.pop();
+            // Rows usually come in runs of one device: compare with the previous row first.
+            let slot = match prev {
+                Some((slot, p))
+                    if tags
+                        .iter()
+                        .all(|a| a.is_none_or(|a| conv::tag_at(a, row) == conv::tag_at(a, p))) =>
+                {
+                    slot
                 }
+                _ => {
+                    let mut key: Vec<Option<&str>> = tags
+                        .iter()
+                        .map(|a| a.and_then(|a| conv::tag_at(a, row)))
+                        .collect();
+                    if self.opts.trim_trailing_null_tags {
+                        while key.last() == Some(&None) {
+                            key.pop();
+                        }
+                    }
+                    match groups.get(&key) {
+                        Some(&slot) => slot,
+                        None => {
+                            let mut segs = vec![Some(table.to_string())];
+                            segs.extend(key.iter().map(|s| s.map(str::to_string)));
+                            order.push((DeviceId::new(segs), Vec::new()));
+                            groups.insert(key, order.len() - 1);
+                            order.len() - 1
+                        }
+                    }
+                }
+            };
+            let runs = &mut order[slot].1;
+            match runs.last_mut() {
+                Some(r) if r.end == row => r.end = row + 1,
+                _ => runs.push(row..row + 1),
             }
-            let slot = *groups.entry(key.clone()).or_insert_with(|| {
-                let mut segs = vec![Some(table.to_string())];
-                segs.extend(key.iter().map(|s| s.map(str::to_string)));
-                order.push((DeviceId::new(segs), Vec::new()));
-                order.len() - 1
-            });
-            order[slot].1.push(row);
+            prev = Some((slot, row));
         }
         // Check every device before buffering anything.
-        for (id, rows) in &order {
-            let t: Vec<i64> = rows.iter().map(|&r| times[r]).collect();
+        for (id, runs) in &order {
+            let t = runs.iter().flat_map(|r| times[r.clone()].iter().copied());
             match self.devices.get(id) {
-                Some(d) => d.check_times(None, &t)?,
-                None => Device::new(id.clone(), true).check_times(None, &t)?,
+                Some(d) => d.check_times(None, t)?,
+                None => Device::new(id.clone(), true).check_times(None, t)?,
             }
         }
         let fields: Vec<&MeasurementSchema> = schema
@@ -245,8 +268,11 @@ impl TsFileWriter {
                 d
             });
             let before = dev.memory();
-            dev.times.extend(rows.iter().map(|&r| times[r]));
+            for r in &rows {
+                dev.times.extend_from_slice(&times[r.clone()]);
+            }
             dev.last_time = dev.times.last().copied();
+            let n: usize = rows.iter().map(ExactSizeIterator::len).sum();
             for f in &fields {
                 let Some(s) = dev.series.get_mut(&f.name) else {
                     continue;
@@ -260,7 +286,7 @@ impl TsFileWriter {
                         Some(&mut s.validity),
                         None,
                     )?,
-                    None => s.validity.extend(std::iter::repeat_n(false, rows.len())),
+                    None => s.validity.extend(std::iter::repeat_n(false, n)),
                 }
             }
             self.buffered += dev.memory() - before;
@@ -315,10 +341,10 @@ impl TsFileWriter {
             }
             d
         });
-        let rows: Vec<usize> = (0..batch.num_rows()).collect();
+        let rows = [0..batch.num_rows()];
         let before = dev.memory();
         if aligned {
-            dev.check_times(None, &times)?;
+            dev.check_times(None, times.iter().copied())?;
             dev.times.extend_from_slice(&times);
             dev.last_time = dev.times.last().copied();
             for m in &measurements {
@@ -339,21 +365,20 @@ impl TsFileWriter {
                         Some(&mut s.validity),
                         None,
                     )?,
-                    None => s.validity.extend(std::iter::repeat_n(false, rows.len())),
+                    None => s.validity.extend(std::iter::repeat_n(false, times.len())),
                 }
             }
         } else {
             for (m, a) in &cols {
                 let Some(a) = a else { continue };
-                let present: Vec<i64> = rows
-                    .iter()
-                    .filter(|&&r| a.is_valid(r))
-                    .map(|&r| times[r])
+                let present: Vec<i64> = (0..times.len())
+                    .filter(|&r| a.is_valid(r))
+                    .map(|r| times[r])
                     .collect();
                 if !dev.series.contains_key(&m.name) {
                     dev.series.insert(m.name.clone(), Series::new(m.clone()));
                 }
-                dev.check_times(Some(&m.name), &present)?;
+                dev.check_times(Some(&m.name), present.iter().copied())?;
             }
             for (m, a) in cols {
                 let Some(a) = a else { continue };
