@@ -1,6 +1,6 @@
 //! Integration tests of `tsfile-index`: the I/O trace of a device lookup, queries against the
 //! full read on the corpus, index cycles, and bad input (truncations and overwrites of every
-//! corpus file).
+//! corpus file), and the writer's round trips.
 
 mod alloc_peak;
 mod bad_input;
@@ -8,3 +8,5 @@ mod common;
 mod index;
 mod io_trace;
 mod query;
+mod writer_corpus;
+mod writer_roundtrip;
