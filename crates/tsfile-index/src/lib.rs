@@ -6,10 +6,40 @@
 //! bridge. It must never implement a byte codec itself (those live in `tsfile-format`) and
 //! never knows about lakes or maps.
 //!
-//! The reading path follows `docs/tsfile.md` §12: head and tail magics and the exact metadata
-//! length → TsFileMetadata (table roots, schemas, Bloom filter, properties) → the device index
-//! tree (§7.4) → a device's measurement index → TimeseriesMetadata → ChunkMetadata → chunk
-//! header → pages (decompress, split, decode) → Arrow record batches.
+//! The reading path follows `docs/tsfile.md` §12 (in `../shared/docs`): head and tail magics
+//! and the exact metadata length → TsFileMetadata (table roots, schemas, Bloom filter,
+//! properties) → the device index tree (§7.4) → a device's measurement index →
+//! TimeseriesMetadata → ChunkMetadata → chunk header → pages (decompress, split, decode) →
+//! Arrow record batches. V4 and V3 (§7.6) files are read.
+//!
+//! | module | role |
+//! | --- | --- |
+//! | [`io`], [`mmap`] | the [`ChunkReader`] seam (file, mmap, bytes) and a recording wrapper |
+//! | [`reader`] | [`TsFileReader::open`]: head, tail, TsFileMetadata |
+//! | [`index`], [`series_index`] | devices in index order, device and measurement lookup |
+//! | [`query`], [`column`](mod@column), [`arrow_types`] | table and tree queries into Arrow |
+//! | [`dump`], [`check`] | the conformance-shaped JSON dump and the validator |
+//! | [`writer`] | writing TsFiles |
+//!
+//! ```no_run
+//! use tsfile_index::{TableQuery, TimeRange, TsFileReader};
+//!
+//! let reader = TsFileReader::open("data.tsfile")?;
+//! for device in reader.devices()? {
+//!     let device = device?;
+//!     println!("{} has {} series", device.path(), reader.timeseries(&device)?.len());
+//! }
+//! let query = TableQuery {
+//!     columns: Some(vec!["time".into(), "station".into(), "temp".into()]),
+//!     time_range: TimeRange::new(Some(1_700_000_000_000), None),
+//!     tags: vec![("station".into(), Some("st01".into()))],
+//!     batch_size: 65_536,
+//! };
+//! for batch in reader.query_table("telemetry", &query)? {
+//!     println!("{} rows", batch?.num_rows());
+//! }
+//! # Ok::<(), tsfile_index::Error>(())
+//! ```
 
 pub mod arrow_types;
 pub mod check;
