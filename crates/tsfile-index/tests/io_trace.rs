@@ -60,4 +60,16 @@ fn one_device_lookup_reads_only_its_path() {
     );
     assert!(lookup.windows(2).all(|w| w[1].offset < w[0].offset));
     insta::assert_snapshot!(snapshot);
+    // An absent measurement is answered by the Bloom filter, without reading the index.
+    assert_eq!(
+        reader
+            .timeseries_named(&device, "absent_measurement")
+            .unwrap(),
+        None
+    );
+    assert!(rec.take_reads().is_empty());
+    // A present one reads only its path: the measurement root and one leaf range.
+    let load = reader.timeseries_named(&device, "load").unwrap().unwrap();
+    assert_eq!(load.name(), "load");
+    assert_eq!(rec.take_reads().len(), 2);
 }
