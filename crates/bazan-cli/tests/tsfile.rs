@@ -208,3 +208,93 @@ fn arrow_stream_round_trips() {
     let rows: usize = reader.map(|b| b.unwrap().num_rows()).sum();
     assert_eq!(rows, 1);
 }
+
+/// Damaged copies through the real binary: every command exits 0 (the damage went
+/// unnoticed, e.g. a changed statistic), 2 with one `error: FILE: … byte …` line, or — for
+/// `check` — 1 with the problems; never a crash.
+#[test]
+fn mutated_files_through_every_command() {
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = 0;
+    let mut runs = 0;
+    for name in [
+        "table_one_row.tsfile",
+        "tree_one_point.tsfile",
+        "table_tags_only.tsfile",
+    ] {
+        let Some(file) = corpus(name) else { return };
+        let original = std::fs::read(&file).unwrap();
+        let len = original.len();
+        for m in 0..30 {
+            let bytes = if m < 10 {
+                original[..len * m / 10].to_vec()
+            } else {
+                let mut b = original.clone();
+                // Overwrite inside the index and footer (the last 60 % of these small files).
+                let at = len * 2 / 5 + (next() as usize) % (len - len * 2 / 5);
+                b[at] = next() as u8;
+                b
+            };
+            let path = dir.path().join(format!("m{m}_{name}"));
+            std::fs::write(&path, &bytes).unwrap();
+            let p = path.to_str().unwrap();
+            let table_or_device: Vec<&str> = if name.starts_with("table") {
+                vec![
+                    "--table",
+                    if name.contains("tags") {
+                        "presence"
+                    } else {
+                        "edge_one"
+                    },
+                ]
+            } else {
+                vec!["--device", "root.edge.single"]
+            };
+            let mut query = vec!["tsfile", "query", p];
+            query.extend(&table_or_device);
+            for args in [
+                vec!["tsfile", "info", p, "--json"],
+                vec!["tsfile", "dump", p, "--json"],
+                query,
+                vec!["tsfile", "check", p],
+            ] {
+                let out = bazan(&args);
+                runs += 1;
+                let code = out.status.code();
+                let err = text(&out.stderr);
+                match code {
+                    Some(0) => {}
+                    Some(1) if args[1] == "check" => failures += 1,
+                    Some(2) if args[1] != "check" || !err.is_empty() => {
+                        failures += 1;
+                        assert!(
+                            err.starts_with("error: ") && err.lines().count() == 1,
+                            "{args:?}: {err}"
+                        );
+                        let located = err.contains("byte")
+                            || err.contains("too short")
+                            || err.contains("not found");
+                        assert!(
+                            err.contains(&*path.file_name().unwrap().to_string_lossy())
+                                || err.contains("not found"),
+                            "{args:?}: {err}"
+                        );
+                        assert!(located, "{args:?}: {err}");
+                    }
+                    other => panic!("{args:?} exited {other:?}: {err}"),
+                }
+            }
+        }
+    }
+    assert!(
+        failures * 2 > runs,
+        "only {failures} of {runs} runs noticed the damage"
+    );
+}
