@@ -260,18 +260,39 @@ impl TsFileReader {
     /// Reads one device (tree model, or one device of a table without its tags): `time`
     /// plus its measurements, one row per distinct timestamp.
     pub fn read_device(&self, device: &DeviceEntry, query: &TreeQuery) -> Result<RecordBatch> {
-        let series = self.timeseries(device)?;
-        let time_series = series.iter().find(|s| s.meta.is_time_column());
-        let values: Vec<&SeriesEntry> =
-            series.iter().filter(|s| !s.meta.is_time_column()).collect();
-        let chosen: Vec<&SeriesEntry> = match &query.columns {
-            None => values,
-            Some(names) => names
-                .iter()
-                .filter(|n| n.as_str() != "time")
-                .filter_map(|n| values.iter().find(|s| s.name() == n).copied())
-                .collect(),
+        // With named columns, look each one up (reading only its index path, or nothing
+        // when the Bloom filter rules it out) instead of walking the whole device.
+        let (time_series, chosen): (Option<SeriesEntry>, Vec<SeriesEntry>) = match &query.columns {
+            None => {
+                let series = self.timeseries(device)?;
+                let time = series.iter().find(|s| s.meta.is_time_column()).cloned();
+                (
+                    time,
+                    series
+                        .into_iter()
+                        .filter(|s| !s.meta.is_time_column())
+                        .collect(),
+                )
+            }
+            Some(names) => {
+                let time = self
+                    .timeseries_named(device, "")?
+                    .filter(|s| s.meta.is_time_column());
+                let mut chosen = Vec::with_capacity(names.len());
+                for n in names
+                    .iter()
+                    .filter(|n| !n.is_empty() && n.as_str() != "time")
+                {
+                    if let Some(s) = self.timeseries_named(device, n)?
+                        && !s.meta.is_time_column()
+                    {
+                        chosen.push(s);
+                    }
+                }
+                (time, chosen)
+            }
         };
+        let time_series = time_series.as_ref();
         let time = self.options().time;
         let mut fields = vec![Field::new("time", time.data_type(), true)];
         for s in &chosen {
@@ -293,7 +314,7 @@ impl TsFileReader {
                 .iter()
                 .map(|s| ColumnBuilder::new(s.meta.data_type, time, 0))
                 .collect::<Result<Vec<_>>>()?;
-            let opt: Vec<Option<&SeriesEntry>> = chosen.iter().map(|s| Some(*s)).collect();
+            let opt: Vec<Option<&SeriesEntry>> = chosen.iter().map(Some).collect();
             let mut times = Vec::new();
             self.read_aligned(t, &opt, range, &mut times, &mut builders)?;
             rows = times.len();

@@ -1,17 +1,25 @@
-//! A global allocator for the test binary that records the largest single allocation, so
-//! the bad-input test can show that no length read from a file drives a huge allocation.
+//! A global allocator for the test binary that records the largest single allocation made by
+//! the current thread, so the bad-input test can show that no length read from a file drives
+//! a huge allocation (other tests of the binary run on other threads and are not counted).
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 
 struct PeakAlloc;
 
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    // `const` initialisation and no destructor: safe to touch from inside the allocator.
+    static PEAK: Cell<usize> = const { Cell::new(0) };
+}
+
+fn record(size: usize) {
+    let _ = PEAK.try_with(|p| p.set(p.get().max(size)));
+}
 
 // SAFETY: every call is forwarded unchanged to the system allocator; only a counter is added.
 unsafe impl GlobalAlloc for PeakAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        PEAK.fetch_max(layout.size(), Ordering::Relaxed);
+        record(layout.size());
         // SAFETY: same layout contract as the caller's.
         unsafe { System.alloc(layout) }
     }
@@ -22,7 +30,7 @@ unsafe impl GlobalAlloc for PeakAlloc {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        PEAK.fetch_max(new_size, Ordering::Relaxed);
+        record(new_size);
         // SAFETY: forwarded with the caller's guarantees.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -31,12 +39,12 @@ unsafe impl GlobalAlloc for PeakAlloc {
 #[global_allocator]
 static GLOBAL: PeakAlloc = PeakAlloc;
 
-/// Forgets the peak recorded so far.
+/// Forgets the peak recorded so far on this thread.
 pub(crate) fn reset() {
-    PEAK.store(0, Ordering::Relaxed);
+    PEAK.with(|p| p.set(0));
 }
 
-/// The largest single allocation since the last [`reset`].
+/// The largest single allocation of this thread since the last [`reset`].
 pub(crate) fn peak() -> usize {
-    PEAK.load(Ordering::Relaxed)
+    PEAK.with(Cell::get)
 }
