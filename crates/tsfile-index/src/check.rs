@@ -5,8 +5,9 @@
 //! marker sequence up to the separator, every index node (the five node rules, ranges inside
 //! the index area, children before parents), devices in strictly ascending order, per series
 //! ChunkMetadata offsets ascending and pointing at chunk headers of the right series and type,
-//! statistics consistency (a multi-chunk series' count is the sum of its chunks' counts and its
-//! time bounds cover theirs), and every page decoding to as many values as its statistics count.
+//! statistics consistency (a multi-chunk series' count is the sum of its chunks' counts, a
+//! multi-page chunk's the sum of its pages', and time bounds cover theirs), and every page
+//! decoding to as many values as its statistics count.
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -289,5 +290,54 @@ fn check_series(
             }
             Err(e) => push(at, e.to_string()),
         }
+        if let Some(stats) = s.meta.chunk_statistics(i)
+            && let Err(e) = check_pages(reader, cm.offset_of_chunk_header, stats, &mut push)
+        {
+            push(at, e.to_string());
+        }
     }
+}
+
+/// In a multi-page chunk, the chunk's count is the sum of its pages' counts and its time
+/// range covers theirs.
+fn check_pages(
+    reader: &TsFileReader,
+    offset: i64,
+    stats: &tsfile_format::statistics::Statistics,
+    push: &mut impl FnMut(u64, String),
+) -> Result<()> {
+    let chunk = reader.read_chunk(offset)?;
+    if !chunk.header.pages_have_statistics() {
+        return Ok(());
+    }
+    let mut pages = crate::data::Pages::new(&chunk);
+    let mut sum: u64 = 0;
+    while let Some(page) = pages.next_page()? {
+        let Some(ps) = &page.header.statistics else {
+            continue;
+        };
+        sum += u64::from(ps.count);
+        if ps.count > 0
+            && stats.count > 0
+            && (ps.start_time < stats.start_time || ps.end_time > stats.end_time)
+        {
+            push(
+                page.offset,
+                format!(
+                    "page time range [{}, {}] lies outside its chunk's [{}, {}]",
+                    ps.start_time, ps.end_time, stats.start_time, stats.end_time
+                ),
+            );
+        }
+    }
+    if sum != u64::from(stats.count) {
+        push(
+            chunk.offset,
+            format!(
+                "chunk count {} is not the sum {sum} of its pages' counts",
+                stats.count
+            ),
+        );
+    }
+    Ok(())
 }
