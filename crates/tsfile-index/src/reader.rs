@@ -62,6 +62,20 @@ impl TsFileReader {
         Ok(reader)
     }
 
+    /// Opens the file at `path` through positional reads of a [`std::fs::File`] instead of a
+    /// memory map: slower (every range is copied), but safe against another process
+    /// truncating the file while it is read.
+    pub fn open_unmapped(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let file = std::fs::File::open(path).map_err(|source| Error::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut reader = Self::from_reader(Arc::new(file))?;
+        reader.path = Some(path.to_path_buf());
+        Ok(reader)
+    }
+
     /// Opens a TsFile served by any [`ChunkReader`] (a file, bytes, a recording wrapper).
     pub fn from_reader(src: Arc<dyn ChunkReader>) -> Result<Self> {
         let file_len = src.len();

@@ -73,3 +73,14 @@ fn one_device_lookup_reads_only_its_path() {
     assert_eq!(load.name(), "load");
     assert_eq!(rec.take_reads().len(), 2);
 }
+
+#[test]
+fn mapped_and_unmapped_reads_agree() {
+    let Some(dir) = crate::common::corpus("tsfile") else {
+        return;
+    };
+    let path = dir.join("tree_multi_chunk.tsfile");
+    let mapped = tsfile_index::dump::dump_path(&path).unwrap();
+    let unmapped = tsfile_index::dump::dump(&TsFileReader::open_unmapped(&path).unwrap()).unwrap();
+    assert_eq!(mapped, unmapped);
+}
