@@ -311,4 +311,25 @@ mod tests {
         assert!(compare_value(&j("[1, null]"), &j("[1, null]"), "x").is_ok());
         assert!(compare_value(&j("{\"a\": 1}"), &j("{\"a\": 1, \"b\": 2}"), "x").is_err());
     }
+
+    #[test]
+    fn a_changed_row_or_statistic_is_caught() {
+        let corpus = crate::conformance_dir().join("tsfile");
+        if !corpus.is_dir() {
+            println!("skipped: no corpus at {}", corpus.display());
+            return;
+        }
+        let expected = read_json(&corpus.join("table_one_row.expected.json")).unwrap();
+        let actual = tsfile_index::dump::dump_path(&corpus.join("table_one_row.tsfile")).unwrap();
+        compare_dump(&expected, &actual).unwrap();
+        let mut bad = actual.clone();
+        bad["data"]["tables"][0]["rows"][0][2] = serde_json::json!(12345);
+        assert!(compare_dump(&expected, &bad).is_err());
+        let mut bad = actual.clone();
+        bad["devices"][0]["timeseries"][1]["statistics"]["sum"] = serde_json::json!(99);
+        assert!(compare_dump(&expected, &bad).is_err());
+        let mut bad = actual;
+        bad["devices"][0]["segments"][1] = serde_json::json!("other");
+        assert!(compare_dump(&expected, &bad).is_err());
+    }
 }
