@@ -428,3 +428,42 @@ fn empty_pages_encode_to_nothing_and_decode_to_nothing() {
         assert!(dec_i64(e, &[], 0).is_empty(), "{e:?}");
     }
 }
+
+#[test]
+fn lying_sizes_and_counts_do_not_allocate() {
+    use tsfile_format::compression;
+    use tsfile_format::types::CompressionType as C;
+    let data: Vec<u8> = (0..4000u32).map(|i| (i % 251) as u8).collect();
+    let declared = 1 << 30;
+    for c in [C::Snappy, C::Gzip, C::Lz4, C::Zstd, C::Lzma2] {
+        let z = compression::compress(c, &data).unwrap();
+        let (r, largest) =
+            crate::alloc::largest_allocation(|| compression::decompress(c, &z, declared, 0));
+        assert!(r.is_err(), "{c:?}");
+        assert!(
+            largest < 16 << 20,
+            "{c:?} allocated {largest} bytes for a lying size"
+        );
+    }
+    // A DICTIONARY claiming a billion entries, a TS_2DIFF block of 2^31 zero-width deltas
+    // and an RLE run of 2^31 copies: the decoders allocate by what they are asked for.
+    let mut dict = vec![0xfe, 0xff, 0xff, 0xff, 0x07];
+    dict.extend([0x02, b'a']);
+    let mut ts = vec![0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0];
+    ts.extend([0u8; 16]);
+    let rle = vec![0x07, 0x01, 0xfe, 0xff, 0xff, 0xff, 0x0f, 0x01];
+    let (_, largest) = crate::alloc::largest_allocation(|| {
+        assert!(encoding::decoder(TSEncoding::Dictionary, TSDataType::Text, &dict, 0).is_err());
+        for (e, b) in [(TSEncoding::Ts2Diff, &ts), (TSEncoding::Rle, &rle)] {
+            let ValueDecoder::Int64(mut d) = encoding::decoder(e, TSDataType::Int64, b, 0).unwrap()
+            else {
+                unreachable!()
+            };
+            let mut out = Vec::new();
+            let _ = d.decode_all(&mut out, 1000);
+            assert!(out.len() <= 1000);
+            let _ = d.skip(usize::MAX / 2);
+        }
+    });
+    assert!(largest < 1 << 20, "decoders allocated {largest} bytes");
+}

@@ -155,6 +155,19 @@ impl<'a> BitReader<'a> {
         v
     }
 
+    /// Reads `n ≤ 64` bits without checking the budget (bits past the end read as zero).
+    /// Use only after [`Self::need`] (or [`Self::remaining_bits`]) covered them.
+    #[inline(always)]
+    pub fn read_bits_fast(&mut self, n: u32) -> u64 {
+        if n <= 57 {
+            self.read_bits_unchecked(n)
+        } else {
+            let hi = self.read_bits_unchecked(32);
+            let lo = self.read_bits_unchecked(n - 32);
+            (hi << (n - 32)) | lo
+        }
+    }
+
     /// Skips `n` bits.
     pub fn skip_bits(&mut self, n: usize, what: &'static str) -> Result<()> {
         self.need(n, what)?;

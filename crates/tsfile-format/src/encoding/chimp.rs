@@ -90,23 +90,35 @@ impl<'a, V: BitsValue> ChimpDecoder<'a, V> {
     #[inline(always)]
     fn next_bits(&mut self) -> Result<u64> {
         let p = params(<V::Int as IntValue>::BITS);
-        let control = self.r.read_bits(2, "CHIMP control bits")?;
+        // The longest item is '01' + index + class + length + W bits: when that many bits
+        // remain, every read below skips its budget check.
+        let fast = self.r.remaining_bits() >= (2 + p.ix + 3 + p.sig_bits + p.w) as usize;
+        macro_rules! rd {
+            ($n:expr, $what:expr) => {
+                if fast {
+                    self.r.read_bits_fast($n)
+                } else {
+                    self.r.read_bits($n, $what)?
+                }
+            };
+        }
+        let control = rd!(2, "CHIMP control bits");
         match control {
             3 => {
-                let class = self.r.read_bits(3, "CHIMP leading class")? as usize;
+                let class = rd!(3, "CHIMP leading class") as usize;
                 self.lead = LEADING[class];
-                let x = self.r.read_bits(p.w - self.lead, "CHIMP value")?;
+                let x = rd!(p.w - self.lead, "CHIMP value");
                 self.stored ^= x;
             }
             2 => {
                 if self.lead > p.w {
                     return Err(self.bad("'10' item without a stored leading class"));
                 }
-                let x = self.r.read_bits(p.w - self.lead, "CHIMP value")?;
+                let x = rd!(p.w - self.lead, "CHIMP value");
                 self.stored ^= x;
             }
             1 => {
-                let meta = self.r.read_bits(p.ix + 3 + p.sig_bits, "CHIMP metadata")?;
+                let meta = rd!(p.ix + 3 + p.sig_bits, "CHIMP metadata");
                 let index = (meta >> (3 + p.sig_bits)) as usize & (p.ring - 1);
                 self.lead = LEADING[((meta >> p.sig_bits) & 7) as usize];
                 let mut sig = (meta & ((1 << p.sig_bits) - 1)) as u32;
@@ -118,15 +130,15 @@ impl<'a, V: BitsValue> ChimpDecoder<'a, V> {
                 }
                 let tz = p.w - sig - self.lead;
                 self.stored = self.ring[index];
-                let x = self.r.read_bits(sig, "CHIMP value")?;
+                let x = rd!(sig, "CHIMP value");
                 self.stored ^= x << tz;
             }
             _ => {
-                let index = self.r.read_bits(p.ix, "CHIMP ring index")? as usize;
+                let index = rd!(p.ix, "CHIMP ring index") as usize;
                 self.stored = self.ring[index];
             }
         }
-        self.current = (self.current + 1) % p.ring;
+        self.current = (self.current + 1) & (p.ring - 1);
         self.ring[self.current] = self.stored;
         Ok(self.stored)
     }

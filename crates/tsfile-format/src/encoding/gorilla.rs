@@ -54,7 +54,7 @@ impl<'a, V: BitsValue> GorillaDecoder<'a, V> {
                     return Err(self.bad("'10' item before any '11' item"));
                 }
                 self.r.consume(2);
-                let x = self.r.read_bits(sig, "GORILLA value")?;
+                let x = self.r.read_bits_fast(sig);
                 self.prev ^= x << self.tz;
                 return Ok(self.prev);
             }
@@ -64,7 +64,7 @@ impl<'a, V: BitsValue> GorillaDecoder<'a, V> {
             if lz + sig > w {
                 return Err(self.bad("leading zeros and significant bits exceed the width"));
             }
-            let x = self.r.read_bits(sig, "GORILLA value")?;
+            let x = self.r.read_bits_fast(sig);
             self.lz = lz;
             self.tz = w - lz - sig;
             self.prev ^= x << self.tz;
