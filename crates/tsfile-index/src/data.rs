@@ -160,6 +160,9 @@ impl RawPage<'_> {
 /// ~240 bytes; longer headers are read again whole.
 const HEADER_PROBE: u64 = 256;
 
+/// Largest chunk header read on the second try.
+const HEADER_MAX: u64 = 1 << 20;
+
 impl TsFileReader {
     /// Reads the header of the chunk at `offset` (from a ChunkMetadata) and its length.
     pub(crate) fn read_chunk_header_at(&self, offset: i64) -> Result<(ChunkHeader, u64)> {
@@ -179,7 +182,9 @@ impl TsFileReader {
         match parse_header(&probe, offset) {
             Ok(h) => Ok(h),
             Err(_) if avail > HEADER_PROBE => {
-                let all = self.source().get_bytes(offset, avail as usize)?;
+                // A longer measurement name: read again with room for names up to 1 MiB
+                // (never the whole data section, which a lying header could make us copy).
+                let all = self.source().get_bytes(offset, avail.min(HEADER_MAX) as usize)?;
                 parse_header(&all, offset)
             }
             Err(e) => Err(e),
