@@ -6,6 +6,7 @@ use std::process::Command;
 
 use anyhow::Context;
 
+pub mod codecs;
 pub mod locators_rows;
 pub mod tsfile;
 
@@ -22,6 +23,10 @@ pub struct Bench {
 /// Every registered benchmark.
 pub fn benches() -> Vec<Bench> {
     vec![Bench {
+        name: "codecs",
+        about: "tsfile-format: decode values/s per encoding on 1M values, LZ4/ZSTD GB/s",
+        run: codecs::run,
+    }, Bench {
         name: "locators",
         about: "row formats: CSV/NDJSON indexing throughput and deep 100-row reads vs DuckDB",
         run: locators_rows::run,
