@@ -304,6 +304,7 @@ fn query(q: &QueryArgs) -> anyhow::Result<Outcome> {
         let query = TreeQuery {
             columns: q.columns.clone(),
             time_range: range,
+            batch_size: 0,
         };
         let batch = reader.read_device(&device, &query).with_context(ctx)?;
         schema = batch.schema();

@@ -47,6 +47,8 @@ pub struct TreeQuery {
     pub columns: Option<Vec<String>>,
     /// Inclusive time range.
     pub time_range: TimeRange,
+    /// Maximum rows per batch of [`TsFileReader::query_device`] (0 = [`DEFAULT_BATCH_SIZE`]).
+    pub batch_size: usize,
 }
 
 /// One output column of a table query.
@@ -255,6 +257,29 @@ impl TsFileReader {
             columns,
             &options,
         )?)
+    }
+
+    /// The rows of one device as batches of at most `query.batch_size` rows (zero-copy
+    /// slices of [`TsFileReader::read_device`]'s batch).
+    pub fn query_device(
+        &self,
+        device: &DeviceEntry,
+        query: &TreeQuery,
+    ) -> Result<Vec<RecordBatch>> {
+        let batch = self.read_device(device, query)?;
+        let size = if query.batch_size == 0 {
+            DEFAULT_BATCH_SIZE
+        } else {
+            query.batch_size
+        };
+        let mut out = Vec::with_capacity(batch.num_rows().div_ceil(size));
+        let mut offset = 0;
+        while offset < batch.num_rows() {
+            let len = size.min(batch.num_rows() - offset);
+            out.push(batch.slice(offset, len));
+            offset += len;
+        }
+        Ok(out)
     }
 
     /// Reads one device (tree model, or one device of a table without its tags): `time`

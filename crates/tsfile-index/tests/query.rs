@@ -183,6 +183,20 @@ fn projection_tags_batches_and_time_unit() {
     };
     assert!(reader.read_table("tags", &q).is_err());
     assert!(reader.read_table("nope", &TableQuery::default()).is_err());
+    // Tree model: batches of a device.
+    let tree = TsFileReader::open(dir.join("tree_multi_page.tsfile")).unwrap();
+    let device = tree.devices().unwrap().next().unwrap().unwrap();
+    let whole = tree.read_device(&device, &TreeQuery::default()).unwrap();
+    let q = TreeQuery {
+        batch_size: 100,
+        ..TreeQuery::default()
+    };
+    let parts = tree.query_device(&device, &q).unwrap();
+    assert!(parts.len() > 1 && parts.iter().all(|b| b.num_rows() <= 100));
+    assert_eq!(
+        arrow_select::concat::concat_batches(&whole.schema(), &parts).unwrap(),
+        whole
+    );
     // Other time units and raw Int64.
     let micros = reader.clone_with_options(ReadOptions {
         time: TimeRepr::Timestamp(TimeUnit::Microsecond),
