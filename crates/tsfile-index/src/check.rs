@@ -155,7 +155,16 @@ fn check_device(
     }
     // Decoding every page: read the whole device and compare per-column non-null counts
     // with the statistics.
-    let batch = reader.read_device(device, &TreeQuery::default())?;
+    let raw = reader.clone_with_options(crate::reader::ReadOptions {
+        time: crate::arrow_types::TimeRepr::Int64,
+    });
+    let batch = raw.read_device(device, &TreeQuery::default())?;
+    let times: Vec<i64> = batch
+        .column(0)
+        .as_any()
+        .downcast_ref::<arrow_array::Int64Array>()
+        .map(|a| a.values().to_vec())
+        .unwrap_or_default();
     let time = series.iter().find(|s| s.meta.is_time_column());
     let values: Vec<&SeriesEntry> = series.iter().filter(|s| !s.meta.is_time_column()).collect();
     let aligned = time.is_some();
@@ -189,6 +198,14 @@ fn check_device(
                     "{present} values decoded, statistics count {}",
                     s.meta.statistics.count
                 ),
+            });
+        } else if let Some(why) =
+            crate::check_stats::mismatch(&times, col.as_ref(), &s.meta.statistics)
+        {
+            problems.push(Problem {
+                structure: structure(s),
+                offset: Some(s.offset),
+                message: why,
             });
         }
     }

@@ -43,6 +43,7 @@
 
 pub mod arrow_types;
 pub mod check;
+mod check_stats;
 pub mod column;
 mod data;
 pub mod dump;
