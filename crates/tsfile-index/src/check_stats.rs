@@ -240,3 +240,71 @@ fn differs<T: PartialEq + std::fmt::Debug>(what: &str, decoded: T, stored: T) ->
     (decoded != stored)
         .then(|| format!("decoded {what} {decoded:?} differ from the statistics {stored:?}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Float64Array, Int32Array};
+
+    fn stats(count: u32, values: StatisticsValues) -> Statistics {
+        Statistics {
+            count,
+            start_time: 10,
+            end_time: 30,
+            values,
+        }
+    }
+
+    #[test]
+    fn int32_statistics_agree_or_name_the_difference() {
+        let col = Int32Array::from(vec![Some(7), None, Some(9), Some(8)]);
+        let times = [10, 15, 20, 30];
+        let good = StatisticsValues::Int32 {
+            min: 7,
+            max: 9,
+            first: 7,
+            last: 8,
+            sum: 24,
+        };
+        assert_eq!(mismatch(&times, &col, &stats(3, good)), None);
+        let bad = StatisticsValues::Int32 {
+            min: 7,
+            max: 9,
+            first: 7,
+            last: 8,
+            sum: 25,
+        };
+        assert!(
+            mismatch(&times, &col, &stats(3, bad))
+                .unwrap()
+                .contains("sum")
+        );
+        let late = Statistics {
+            start_time: 11,
+            ..stats(3, StatisticsValues::None)
+        };
+        assert!(mismatch(&times, &col, &late).unwrap().contains("times"));
+    }
+
+    #[test]
+    fn lossy_doubles_pass_within_their_step_only() {
+        let col = Float64Array::from(vec![1.5, 100.13]);
+        let times = [10, 30];
+        let stored = StatisticsValues::Double {
+            min: 1.5,
+            max: 100.125,
+            first: 1.5,
+            last: 100.125,
+            sum: 101.625,
+        };
+        assert_eq!(mismatch(&times, &col, &stats(2, stored)), None);
+        let far = StatisticsValues::Double {
+            min: 1.5,
+            max: 100.5,
+            first: 1.5,
+            last: 100.5,
+            sum: 102.0,
+        };
+        assert!(mismatch(&times, &col, &stats(2, far)).is_some());
+    }
+}
