@@ -82,7 +82,7 @@ pub(crate) fn mismatch(times: &[i64], col: &dyn Array, stats: &Statistics) -> Op
                 DataType::Int64 => values::<Int64Type>(col, &rows),
                 _ => {
                     let raw = arrow_cast_timestamp(col);
-                    rows.iter().map(|&i| raw[i]).collect()
+                    rows.iter().filter_map(|&i| raw.get(i).copied()).collect()
                 }
             };
             let (lo, hi) = min_max(&v)?;
