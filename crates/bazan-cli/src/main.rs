@@ -14,6 +14,7 @@ mod output;
 mod read;
 mod tsfile;
 mod tsfile_handler;
+mod tsfile_import;
 
 /// Bazan: read Apache TsFile, and map, slice and check data lakes.
 #[derive(Debug, Parser)]
