@@ -7,6 +7,7 @@ use std::process::Command;
 use anyhow::Context;
 
 pub mod codecs;
+pub mod locators;
 pub mod locators_rows;
 pub mod tsfile;
 
@@ -30,6 +31,11 @@ pub fn benches() -> Vec<Bench> {
         name: "locators",
         about: "row formats: CSV/NDJSON indexing throughput and deep 100-row reads vs DuckDB",
         run: locators_rows::run,
+    }, Bench {
+        // The second half of `locators`: both entries run under that name.
+        name: "locators",
+        about: "columnar formats: Parquet/ORC/Avro/Arrow index time and deep 100-row reads vs pyarrow/DuckDB",
+        run: locators::run,
     }, Bench {
         name: "tsfile",
         about: "TsFile: full read of `large` into Arrow and open+devices+series metadata of `table_many_devices` vs the official reader",

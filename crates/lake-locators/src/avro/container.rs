@@ -54,7 +54,9 @@ impl Source {
         let (file, len) = crate::columnar::open(path)?;
         Ok(Source {
             path: path.to_path_buf(),
-            inner: BufReader::with_capacity(64 * 1024, file),
+            // Small: the block walk reads a few framing bytes per block and seeks past the
+            // data, and block data is read with one large read that bypasses the buffer.
+            inner: BufReader::with_capacity(512, file),
             pos: 0,
             len,
         })
