@@ -154,7 +154,10 @@ impl ColumnInfer {
             return false;
         }
         if self.track {
-            match std::str::from_utf8(text).ok().and_then(|t| t.parse::<f64>().ok()) {
+            match std::str::from_utf8(text)
+                .ok()
+                .and_then(|t| t.parse::<f64>().ok())
+            {
                 Some(v) => self.float(v, text),
                 None => return false,
             }
@@ -395,10 +398,20 @@ mod tests {
 
     #[test]
     fn numbers() {
-        for ok in ["1", "-1.5", "1.", ".5", "1e5", "-2.5E-300", "0.30000000000000004"] {
+        for ok in [
+            "1",
+            "-1.5",
+            "1.",
+            ".5",
+            "1e5",
+            "-2.5E-300",
+            "0.30000000000000004",
+        ] {
             assert!(is_number(ok.as_bytes()), "{ok}");
         }
-        for bad in ["", "-", ".", "+1", "1e", "1e+", "inf", "NaN", "1.2.3", "1-2", "e5", " 1"] {
+        for bad in [
+            "", "-", ".", "+1", "1e", "1e+", "inf", "NaN", "1.2.3", "1-2", "e5", " 1",
+        ] {
             assert!(!is_number(bad.as_bytes()), "{bad}");
         }
     }

@@ -119,8 +119,11 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileI
     let mut blocks: Vec<Block> = Vec::new();
     let mut rows = 0u64;
     let stride = options.stride;
-    let checkpoint = |blocks: &mut Vec<Block>, rows: u64, at: usize| {
-        if rows.is_multiple_of(stride) {
+    // The next checkpoint row: a comparison per row instead of a 64-bit division.
+    let mut next_checkpoint = 0u64;
+    let mut checkpoint = |blocks: &mut Vec<Block>, rows: u64, at: usize| {
+        if rows == next_checkpoint {
+            next_checkpoint += stride;
             blocks.push(Block {
                 ordinal: blocks.len() as u64,
                 first_row: rows,

@@ -233,9 +233,12 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileI
     let mut blocks: Vec<Block> = Vec::new();
     let mut rows = 0u64;
     let mut text = Vec::new();
+    // The next checkpoint row: a comparison per row instead of a 64-bit division.
+    let mut next_checkpoint = 0u64;
     while c.pos < data.len() && outer.is_none_or(|n| rows < n) {
         let row_start = c.pos;
-        if rows.is_multiple_of(options.stride) {
+        if rows == next_checkpoint {
+            next_checkpoint += options.stride;
             blocks.push(Block {
                 ordinal: blocks.len() as u64,
                 first_row: rows,

@@ -157,8 +157,21 @@ pub(crate) fn skip_ws(data: &[u8], mut pos: usize) -> usize {
 /// The position just past the closing quote of the JSON string opening at `open`.
 #[inline]
 pub(crate) fn json_string_end(data: &[u8], open: usize) -> Option<usize> {
+    // Most keys and values are short: a plain loop over the first bytes beats the setup of a
+    // vectorised search; long strings continue with memchr.
     let mut pos = open + 1;
+    let short_end = data.len().min(pos + 16);
+    while pos < short_end {
+        match data[pos] {
+            b'"' => return Some(pos + 1),
+            b'\\' => pos += 2,
+            _ => pos += 1,
+        }
+    }
     loop {
+        if pos > data.len() {
+            return None;
+        }
         let i = memchr2(b'"', b'\\', &data[pos..])?;
         let p = pos + i;
         if data[p] == b'"' {
@@ -166,9 +179,6 @@ pub(crate) fn json_string_end(data: &[u8], open: usize) -> Option<usize> {
         }
         // A backslash escapes exactly the next byte (`\uXXXX` continues with plain hex).
         pos = p + 2;
-        if pos > data.len() {
-            return None;
-        }
     }
 }
 
@@ -269,6 +279,10 @@ mod tests {
         assert_eq!(&data[n..e2], b"5");
         let n2 = array_next(data, e2).unwrap().unwrap();
         let e3 = json_value_end(data, n2).unwrap();
+        let long = br#""0123456789abcdef\"0123456789abcdef\\" x"#;
+        assert_eq!(json_string_end(long, 0), Some(long.len() - 2));
+        assert_eq!(json_string_end(br#""abc\"#, 0), None);
+        assert_eq!(json_string_end(br#""0123456789abcdefghijklmnop\"#, 0), None);
         assert_eq!(&data[n2..e3], br#""x\\""#);
         assert_eq!(array_next(data, e3), Ok(None));
         assert_eq!(json_value_end(b"{\"a\":[1,2}", 0), None);
