@@ -168,6 +168,29 @@ impl<'a> BitReader<'a> {
         }
     }
 
+    /// The underlying bytes.
+    #[inline(always)]
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// Moves to bit `pos` (clamped to the end).
+    #[inline(always)]
+    pub fn set_bit_position(&mut self, pos: usize) {
+        self.pos = pos.min(self.len);
+    }
+
+    /// The first bit position from which [`peek128_at`] can no longer load 16 whole bytes
+    /// (0 for inputs shorter than 16 bytes), capped at the bit budget minus `item` bits so
+    /// that a fast-path item of at most `item` bits never reads past the budget.
+    #[inline(always)]
+    pub fn fast_end(&self, item: usize) -> usize {
+        if self.data.len() < 16 {
+            return 0;
+        }
+        ((self.data.len() - 15) * 8).min(self.len.saturating_sub(item))
+    }
+
     /// Skips `n` bits.
     pub fn skip_bits(&mut self, n: usize, what: &'static str) -> Result<()> {
         self.need(n, what)?;
@@ -183,6 +206,16 @@ impl<'a> BitReader<'a> {
             available: (self.remaining_bits() / 8) as u64,
         }
     }
+}
+
+/// The 128 bits starting at bit `pos` of `data`, left-aligned (at least 121 of them real).
+/// The caller guarantees `pos / 8 + 16 <= data.len()` (see [`BitReader::fast_end`]).
+#[inline(always)]
+pub fn peek128_at(data: &[u8], pos: usize) -> u128 {
+    let b = pos >> 3;
+    let mut a = [0u8; 16];
+    a.copy_from_slice(&data[b..b + 16]);
+    u128::from_be_bytes(a) << (pos & 7)
 }
 
 /// Writes bits MSB-first into a byte vector.

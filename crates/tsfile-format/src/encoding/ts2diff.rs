@@ -127,7 +127,9 @@ impl<'a, T: IntValue> Ts2DiffDecoder<'a, T> {
                 available: avail,
             });
         }
-        self.packed = &self.data[start..start + packed_len as usize];
+        // The reader may look past the packed bytes (into the next header) to load whole
+        // words; only the block's own bits are ever used.
+        self.packed = &self.data[start..];
         self.pos = start + packed_len as usize;
         self.bit = 0;
         self.left = n as usize;
