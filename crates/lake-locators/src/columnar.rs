@@ -195,10 +195,30 @@ impl<I: Iterator<Item = Result<RecordBatch>>> Iterator for Trim<I> {
     }
 }
 
+thread_local! {
+    /// True while this thread runs inside [`guard`].
+    static IN_GUARD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Installs a panic hook that stays silent for panics [`guard`] turns into errors (the
+/// default hook would print them to stderr before the error is reported) and defers to the
+/// previous hook for every other panic. For programs such as the CLI; call it once.
+pub fn quiet_guarded_panics() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !IN_GUARD.with(|g| g.get()) {
+            previous(info);
+        }
+    }));
+}
+
 /// Runs a library call that may panic on malformed input (orc-rust, some decoders) and
 /// turns a panic into a typed error naming the file.
 pub fn guard<T>(path: &Path, format: &'static str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    let outer = IN_GUARD.with(|g| g.replace(true));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    IN_GUARD.with(|g| g.set(outer));
+    match result {
         Ok(r) => r,
         Err(panic) => {
             let what = panic
@@ -213,6 +233,27 @@ pub fn guard<T>(path: &Path, format: &'static str, f: impl FnOnce() -> Result<T>
             ))
         }
     }
+}
+
+/// Wraps a batch iterator so that a library panic while decoding becomes a typed error and
+/// ends the iteration.
+pub fn guard_iter(
+    path: &Path,
+    format: &'static str,
+    inner: crate::locator::BatchIter,
+) -> crate::locator::BatchIter {
+    let path = path.to_path_buf();
+    let mut inner = Some(inner);
+    Box::new(std::iter::from_fn(move || {
+        let it = inner.as_mut()?;
+        match guard(&path, format, || Ok(it.next())) {
+            Ok(next) => next,
+            Err(e) => {
+                inner = None;
+                Some(Err(e))
+            }
+        }
+    }))
 }
 
 /// An empty batch iterator.

@@ -68,11 +68,63 @@ pub(crate) fn read_at(
 struct FooterBlock {
     offset: u64,
     meta_len: u64,
+    body_len: u64,
 }
 
-/// The footer of an IPC file: schema and record batch blocks, every block checked to lie
-/// inside the file.
-fn read_footer(path: &Path, file: &File, len: u64) -> Result<(SchemaRef, Vec<FooterBlock>)> {
+/// What the footer of an IPC file lists.
+struct Footer {
+    schema: SchemaRef,
+    blocks: Vec<FooterBlock>,
+    dictionaries: Vec<FooterBlock>,
+}
+
+impl Footer {
+    /// Checks the compressed buffers of the dictionaries and of the batches `batches`, which a
+    /// `FileReader` is about to decode.
+    fn check(
+        &self,
+        path: &Path,
+        file: &File,
+        len: u64,
+        batches: std::ops::Range<usize>,
+    ) -> Result<()> {
+        for b in self.dictionaries.iter().chain(&self.blocks[batches]) {
+            let mut walker = MessageWalker {
+                path,
+                format: FILE_FORMAT,
+                file,
+                len,
+                at: b.offset,
+            };
+            let m = walker.next_message()?.ok_or_else(|| {
+                Error::malformed(
+                    path,
+                    FILE_FORMAT,
+                    "a footer block points at an end-of-stream marker",
+                )
+                .at_byte(b.offset)
+            })?;
+            // arrow-ipc trusts the footer's lengths, so they must agree with the message.
+            if m.total != b.meta_len + b.body_len {
+                return Err(Error::malformed(
+                    path,
+                    FILE_FORMAT,
+                    format!(
+                        "footer block says {} + {} bytes, the message at its offset has {}",
+                        b.meta_len, b.body_len, m.total
+                    ),
+                )
+                .at_byte(b.offset));
+            }
+            check_buffers(path, FILE_FORMAT, file, len, &m)?;
+        }
+        Ok(())
+    }
+}
+
+/// The footer of an IPC file: schema, dictionary and record batch blocks, every block checked
+/// to lie inside the file.
+fn read_footer(path: &Path, file: &File, len: u64) -> Result<Footer> {
     let bad = |msg: String, at: u64| Error::malformed(path, FILE_FORMAT, msg).at_byte(at);
     if len < 18 {
         return Err(bad(
@@ -121,16 +173,25 @@ fn read_footer(path: &Path, file: &File, len: u64) -> Result<(SchemaRef, Vec<Foo
         .ok_or_else(|| bad("the footer has no schema".into(), footer_at))?;
     let schema = Arc::new(arrow_ipc::convert::fb_to_schema(fb_schema));
     let mut blocks = Vec::new();
-    for (i, b) in footer.recordBatches().into_iter().flatten().enumerate() {
+    let dictionaries = footer
+        .dictionaries()
+        .into_iter()
+        .flatten()
+        .map(|d| ("dictionary batch", d));
+    let batches = footer
+        .recordBatches()
+        .into_iter()
+        .flatten()
+        .map(|b| ("record batch", b));
+    let mut dictionary_blocks = Vec::new();
+    for (i, (what, b)) in dictionaries.chain(batches).enumerate() {
         let offset = u64::try_from(b.offset()).ok();
         let meta_len = u64::try_from(b.metaDataLength()).ok();
         let body_len = u64::try_from(b.bodyLength()).ok();
         let (Some(offset), Some(meta_len), Some(body_len)) = (offset, meta_len, body_len) else {
-            return Err(bad(
-                format!("record batch {i} has a negative position"),
-                footer_at,
-            )
-            .in_block(i as u64));
+            return Err(
+                bad(format!("{what} {i} has a negative position"), footer_at).in_block(i as u64),
+            );
         };
         let end = offset
             .checked_add(meta_len)
@@ -138,15 +199,28 @@ fn read_footer(path: &Path, file: &File, len: u64) -> Result<(SchemaRef, Vec<Foo
         if end.is_none_or(|e| e > footer_at) {
             return Err(bad(
                 format!(
-                    "record batch {i} ({meta_len} + {body_len} bytes at byte {offset}) runs past the data section"
+                    "{what} {i} ({meta_len} + {body_len} bytes at byte {offset}) runs past the data section"
                 ),
                 offset,
             )
             .in_block(i as u64));
         }
-        blocks.push(FooterBlock { offset, meta_len });
+        let block = FooterBlock {
+            offset,
+            meta_len,
+            body_len,
+        };
+        if what == "record batch" {
+            blocks.push(block);
+        } else {
+            dictionary_blocks.push(block);
+        }
     }
-    Ok((schema, blocks))
+    Ok(Footer {
+        schema,
+        blocks,
+        dictionaries: dictionary_blocks,
+    })
 }
 
 /// The flatbuffer of a message whose encapsulated form (continuation marker, length, message)
@@ -267,108 +341,121 @@ impl Locator for ArrowFileLocator {
     }
 
     fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
-        let (file, len) = columnar::open(path)?;
-        let (schema, footer_blocks) = read_footer(path, &file, len)?;
-        let blocks = batch_rows(path, &file, len, &footer_blocks)?;
-        let row_count = blocks.last().map_or(0, |b| b.first_row + b.row_count);
-        let stats = if options.stats.is_none() {
-            None
-        } else {
-            let cols = stats_projection(&schema, &options.stats);
-            if cols.is_empty() {
-                Some(Default::default())
+        // Format libraries may panic on malformed input; that becomes a typed error.
+        columnar::guard(path, FILE_FORMAT, || {
+            let (file, len) = columnar::open(path)?;
+            let footer = read_footer(path, &file, len)?;
+            let schema = footer.schema.clone();
+            let blocks = batch_rows(path, &file, len, &footer.blocks)?;
+            let row_count = blocks.last().map_or(0, |b| b.first_row + b.row_count);
+            let stats = if options.stats.is_none() {
+                None
             } else {
-                let reader = FileReader::try_new(BufReader::new(file), Some(cols.clone()))
-                    .map_err(|e| lib(path, FILE_FORMAT, e))?;
-                // The readers report the whole file schema; the batches hold the projection.
-                let projected = Arc::new(
-                    schema
-                        .project(&cols)
-                        .map_err(|e| Error::Schema(e.to_string()))?,
-                );
-                let batches = reader.map(|r| r.map_err(|e| lib(path, FILE_FORMAT, e)));
-                Some(data_stats(&projected, &options.stats, batches)?)
-            }
-        };
-        Ok(FileIndex {
-            format: FILE_FORMAT.into(),
-            row_count,
-            blocks,
-            schema,
-            stats,
+                let cols = stats_projection(&schema, &options.stats);
+                if cols.is_empty() {
+                    Some(Default::default())
+                } else {
+                    footer.check(path, &file, len, 0..footer.blocks.len())?;
+                    let reader = FileReader::try_new(BufReader::new(file), Some(cols.clone()))
+                        .map_err(|e| lib(path, FILE_FORMAT, e))?;
+                    // The readers report the whole file schema; the batches hold the projection.
+                    let projected = Arc::new(
+                        schema
+                            .project(&cols)
+                            .map_err(|e| Error::Schema(e.to_string()))?,
+                    );
+                    let batches = reader.map(|r| r.map_err(|e| lib(path, FILE_FORMAT, e)));
+                    Some(data_stats(&projected, &options.stats, batches)?)
+                }
+            };
+            Ok(FileIndex {
+                format: FILE_FORMAT.into(),
+                row_count,
+                blocks,
+                schema,
+                stats,
+            })
         })
     }
 
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
-        let (file, len) = columnar::open(path)?;
-        // The footer is always checked (cheap) so that no batch position from it can make the
-        // reader allocate past the file.
-        let (schema, footer_blocks) = read_footer(path, &file, len)?;
-        let blocks = match request.blocks {
-            Some(stored) => {
-                if stored.len() != footer_blocks.len() {
-                    return Err(Error::StaleIndex {
-                        path: path.to_path_buf(),
-                        message: format!(
-                            "stored index has {} record batches, the file has {}",
-                            stored.len(),
-                            footer_blocks.len()
-                        ),
-                    });
+        // Format libraries may panic on malformed input; that becomes a typed error.
+        columnar::guard(path, FILE_FORMAT, || {
+            let (file, len) = columnar::open(path)?;
+            // The footer is always checked (cheap) so that no batch position from it can make the
+            // reader allocate past the file.
+            let footer = read_footer(path, &file, len)?;
+            let (schema, footer_blocks) = (footer.schema.clone(), &footer.blocks);
+            let blocks = match request.blocks {
+                Some(stored) => {
+                    if stored.len() != footer_blocks.len() {
+                        return Err(Error::StaleIndex {
+                            path: path.to_path_buf(),
+                            message: format!(
+                                "stored index has {} record batches, the file has {}",
+                                stored.len(),
+                                footer_blocks.len()
+                            ),
+                        });
+                    }
+                    stored.to_vec()
                 }
-                stored.to_vec()
+                None => batch_rows(path, &file, len, footer_blocks)?,
+            };
+            let total = blocks.last().map_or(0, |b| b.first_row + b.row_count);
+            columnar::check_blocks(path, &blocks, total)?;
+            let projection = Projection::new(path, &schema, request.projection)?;
+            let rows = columnar::clamp_rows(&request.rows, total);
+            if rows.is_empty() {
+                return Ok(columnar::empty());
             }
-            None => batch_rows(path, &file, len, &footer_blocks)?,
-        };
-        let total = blocks.last().map_or(0, |b| b.first_row + b.row_count);
-        columnar::check_blocks(path, &blocks, total)?;
-        let projection = Projection::new(path, &schema, request.projection)?;
-        let rows = columnar::clamp_rows(&request.rows, total);
-        if rows.is_empty() {
-            return Ok(columnar::empty());
-        }
-        let touched = columnar::touched_blocks(&blocks, &rows);
-        let mut reader = FileReader::try_new(
-            BufReader::new(file),
-            projection.as_ref().map(|p| p.decode.clone()),
-        )
-        .map_err(|e| lib(path, FILE_FORMAT, e))?;
-        let first_row = blocks[touched.start].first_row;
-        let owned = path.to_path_buf();
-        let expected: Vec<u64> = blocks[touched.clone()]
-            .iter()
-            .map(|b| b.row_count)
-            .collect();
-        let mut expected = expected.into_iter();
-        let mut next_index = touched.start;
-        let batches = std::iter::from_fn(move || {
-            let want = expected.next()?;
-            let index = next_index;
-            next_index += 1;
-            let batch = reader
-                .set_index(index)
-                .and_then(|_| reader.next().transpose())
-                .map_err(|e| Error::library(&owned, FILE_FORMAT, e).in_block(index as u64));
-            Some(match batch {
-                Ok(Some(b)) if b.num_rows() as u64 == want => {
-                    columnar::reorder(projection.as_ref(), b)
-                        .map_err(|e| Error::library(&owned, FILE_FORMAT, e))
-                }
-                Ok(Some(b)) => Err(Error::StaleIndex {
-                    path: owned.clone(),
-                    message: format!(
-                        "record batch {index} has {} rows, the index says {want}",
-                        b.num_rows()
-                    ),
-                }),
-                Ok(None) => Err(
-                    Error::malformed(&owned, FILE_FORMAT, "record batch is missing")
-                        .in_block(index as u64),
-                ),
-                Err(e) => Err(e),
-            })
-        });
-        Ok(Box::new(Trim::new(batches, first_row, rows)))
+            let touched = columnar::touched_blocks(&blocks, &rows);
+            footer.check(path, &file, len, touched.clone())?;
+            let mut reader = FileReader::try_new(
+                BufReader::new(file),
+                projection.as_ref().map(|p| p.decode.clone()),
+            )
+            .map_err(|e| lib(path, FILE_FORMAT, e))?;
+            let first_row = blocks[touched.start].first_row;
+            let owned = path.to_path_buf();
+            let expected: Vec<u64> = blocks[touched.clone()]
+                .iter()
+                .map(|b| b.row_count)
+                .collect();
+            let mut expected = expected.into_iter();
+            let mut next_index = touched.start;
+            let batches = std::iter::from_fn(move || {
+                let want = expected.next()?;
+                let index = next_index;
+                next_index += 1;
+                let batch = reader
+                    .set_index(index)
+                    .and_then(|_| reader.next().transpose())
+                    .map_err(|e| Error::library(&owned, FILE_FORMAT, e).in_block(index as u64));
+                Some(match batch {
+                    Ok(Some(b)) if b.num_rows() as u64 == want => {
+                        columnar::reorder(projection.as_ref(), b)
+                            .map_err(|e| Error::library(&owned, FILE_FORMAT, e))
+                    }
+                    Ok(Some(b)) => Err(Error::StaleIndex {
+                        path: owned.clone(),
+                        message: format!(
+                            "record batch {index} has {} rows, the index says {want}",
+                            b.num_rows()
+                        ),
+                    }),
+                    Ok(None) => {
+                        Err(
+                            Error::malformed(&owned, FILE_FORMAT, "record batch is missing")
+                                .in_block(index as u64),
+                        )
+                    }
+                    Err(e) => Err(e),
+                })
+            });
+            Ok(Box::new(Trim::new(batches, first_row, rows)))
+        })
+        .map(|batches| columnar::guard_iter(path, FILE_FORMAT, batches))
     }
 }
 
@@ -382,6 +469,7 @@ struct StreamMessage {
 /// Walks the messages of an IPC stream without reading bodies.
 struct MessageWalker<'a> {
     path: &'a Path,
+    format: &'static str,
     file: &'a File,
     len: u64,
     at: u64,
@@ -390,7 +478,7 @@ struct MessageWalker<'a> {
 impl MessageWalker<'_> {
     /// The next message, or `None` at the end-of-stream marker or the end of the file.
     fn next_message(&mut self) -> Result<Option<StreamMessage>> {
-        let bad = |m: String, at: u64| Error::malformed(self.path, STREAM_FORMAT, m).at_byte(at);
+        let bad = |m: String, at: u64| Error::malformed(self.path, self.format, m).at_byte(at);
         if self.at + 4 > self.len {
             if self.at == self.len {
                 return Ok(None);
@@ -399,7 +487,7 @@ impl MessageWalker<'_> {
         }
         let first = read_at(
             self.path,
-            STREAM_FORMAT,
+            self.format,
             self.file,
             self.len,
             self.at,
@@ -409,7 +497,7 @@ impl MessageWalker<'_> {
         let (prefix, meta_len) = if first == CONTINUATION {
             let l = read_at(
                 self.path,
-                STREAM_FORMAT,
+                self.format,
                 self.file,
                 self.len,
                 self.at + 4,
@@ -430,7 +518,7 @@ impl MessageWalker<'_> {
         }
         let meta = read_at(
             self.path,
-            STREAM_FORMAT,
+            self.format,
             self.file,
             self.len,
             self.at + prefix,
@@ -461,6 +549,85 @@ impl MessageWalker<'_> {
     }
 }
 
+/// The largest uncompressed buffer a compressed batch may declare. arrow-ipc reserves the
+/// declared length before decompressing, so a corrupt length would abort the process.
+const MAX_UNCOMPRESSED: i64 = 1 << 32;
+
+/// Checks the buffers of a compressed record batch or dictionary batch message: each lies in
+/// the message body, and each declares an uncompressed length arrow-ipc can allocate.
+fn check_buffers(
+    path: &Path,
+    format: &'static str,
+    file: &File,
+    len: u64,
+    m: &StreamMessage,
+) -> Result<()> {
+    let bad = |msg: String| Error::malformed(path, format, msg).at_byte(m.offset);
+    let message =
+        arrow_ipc::root_as_message(&m.meta).map_err(|e| bad(format!("invalid message: {e}")))?;
+    let batch = message
+        .header_as_record_batch()
+        .or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()));
+    let Some(batch) = batch else {
+        return Ok(());
+    };
+    if batch.compression().is_none() {
+        return Ok(());
+    }
+    let body_len =
+        u64::try_from(message.bodyLength()).map_err(|_| bad("negative body length".into()))?;
+    let body_start = m.offset + m.total - body_len;
+    for (i, b) in batch.buffers().into_iter().flatten().enumerate() {
+        let (Ok(offset), Ok(length)) = (u64::try_from(b.offset()), u64::try_from(b.length()))
+        else {
+            return Err(bad(format!("buffer {i} has a negative position")));
+        };
+        if offset.checked_add(length).is_none_or(|e| e > body_len) {
+            return Err(bad(format!(
+                "buffer {i} ({length} bytes at {offset}) runs past the message body"
+            )));
+        }
+        if length >= 8 {
+            let at = body_start + offset;
+            let prefix = read_at(path, format, file, len, at, 8, "buffer length prefix")?;
+            let declared = i64::from_le_bytes(prefix.try_into().unwrap_or([0; 8]));
+            if !(-1..=MAX_UNCOMPRESSED).contains(&declared) {
+                return Err(Error::malformed(
+                    path,
+                    format,
+                    format!("compressed buffer {i} declares {declared} uncompressed bytes"),
+                )
+                .at_byte(at));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks the compressed buffers of the messages starting at `offsets` (file blocks or
+/// stream batches).
+fn check_messages(
+    path: &Path,
+    format: &'static str,
+    file: &File,
+    len: u64,
+    offsets: impl IntoIterator<Item = u64>,
+) -> Result<()> {
+    for at in offsets {
+        let mut walker = MessageWalker {
+            path,
+            format,
+            file,
+            len,
+            at,
+        };
+        if let Some(m) = walker.next_message()? {
+            check_buffers(path, format, file, len, &m)?;
+        }
+    }
+    Ok(())
+}
+
 /// What a walk over a whole stream finds.
 struct StreamLayout {
     schema: SchemaRef,
@@ -471,6 +638,7 @@ struct StreamLayout {
 fn walk_stream(path: &Path, file: &File, len: u64, all: bool) -> Result<StreamLayout> {
     let mut walker = MessageWalker {
         path,
+        format: STREAM_FORMAT,
         file,
         len,
         at: 0,
@@ -503,6 +671,7 @@ fn walk_stream(path: &Path, file: &File, len: u64, all: bool) -> Result<StreamLa
         let msg = arrow_ipc::root_as_message(&m.meta).map_err(|e| {
             Error::malformed(path, STREAM_FORMAT, format!("invalid message: {e}")).at_byte(m.offset)
         })?;
+        check_buffers(path, STREAM_FORMAT, file, len, &m)?;
         if msg.header_as_record_batch().is_none() {
             continue;
         }
@@ -539,135 +708,146 @@ impl Locator for ArrowStreamLocator {
     }
 
     fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
-        let (file, len) = columnar::open(path)?;
-        let layout = walk_stream(path, &file, len, true)?;
-        let row_count = layout
-            .blocks
-            .last()
-            .map_or(0, |b| b.first_row + b.row_count);
-        let stats = if options.stats.is_none() {
-            None
-        } else {
-            let cols = stats_projection(&layout.schema, &options.stats);
-            if cols.is_empty() {
-                Some(Default::default())
+        // Format libraries may panic on malformed input; that becomes a typed error.
+        columnar::guard(path, STREAM_FORMAT, || {
+            let (file, len) = columnar::open(path)?;
+            let layout = walk_stream(path, &file, len, true)?;
+            let row_count = layout
+                .blocks
+                .last()
+                .map_or(0, |b| b.first_row + b.row_count);
+            let stats = if options.stats.is_none() {
+                None
             } else {
-                let file = rewind(path, file)?;
-                let reader = StreamReader::try_new(BufReader::new(file), Some(cols.clone()))
-                    .map_err(|e| lib(path, STREAM_FORMAT, e))?;
-                let projected = Arc::new(
-                    layout
-                        .schema
-                        .project(&cols)
-                        .map_err(|e| Error::Schema(e.to_string()))?,
-                );
-                let batches = reader.map(|r| r.map_err(|e| lib(path, STREAM_FORMAT, e)));
-                Some(data_stats(&projected, &options.stats, batches)?)
-            }
-        };
-        Ok(FileIndex {
-            format: STREAM_FORMAT.into(),
-            row_count,
-            blocks: layout.blocks,
-            schema: layout.schema,
-            stats,
+                let cols = stats_projection(&layout.schema, &options.stats);
+                if cols.is_empty() {
+                    Some(Default::default())
+                } else {
+                    let file = rewind(path, file)?;
+                    let reader = StreamReader::try_new(BufReader::new(file), Some(cols.clone()))
+                        .map_err(|e| lib(path, STREAM_FORMAT, e))?;
+                    let projected = Arc::new(
+                        layout
+                            .schema
+                            .project(&cols)
+                            .map_err(|e| Error::Schema(e.to_string()))?,
+                    );
+                    let batches = reader.map(|r| r.map_err(|e| lib(path, STREAM_FORMAT, e)));
+                    Some(data_stats(&projected, &options.stats, batches)?)
+                }
+            };
+            Ok(FileIndex {
+                format: STREAM_FORMAT.into(),
+                row_count,
+                blocks: layout.blocks,
+                schema: layout.schema,
+                stats,
+            })
         })
     }
 
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
-        let (file, len) = columnar::open(path)?;
-        let Some(stored) = request.blocks else {
-            return read_stream_from_start(path, file, len, request);
-        };
-        let layout = walk_stream(path, &file, len, false)?;
-        let total = stored.last().map_or(0, |b| b.first_row + b.row_count);
-        columnar::check_blocks(path, stored, total)?;
-        let projection = Projection::new(path, &layout.schema, request.projection)?;
-        let rows = columnar::clamp_rows(&request.rows, total);
-        if rows.is_empty() {
-            return Ok(columnar::empty());
-        }
-        let touched = columnar::touched_blocks(stored, &rows);
-        let first = &stored[touched.start];
-        let last = &stored[touched.end - 1];
-        let stale = |m: String| Error::StaleIndex {
-            path: path.to_path_buf(),
-            message: m,
-        };
-        let (Some(start), Some(last_start), Some(last_len)) =
-            (first.first_byte, last.first_byte, last.total_byte_size)
-        else {
-            return Err(stale(
-                "stream blocks need first_byte and total_byte_size".into(),
-            ));
-        };
-        let end = last_start
-            .checked_add(last_len)
-            .filter(|&e| e <= len && start >= layout.schema_end && start <= e)
-            .ok_or_else(|| {
-                stale(format!(
-                    "stored batch bytes {start}..{last_start}+{last_len} do not fit the file"
-                ))
-            })?;
-        // The schema message, then (only when the schema has dictionaries, whose batches may
-        // come anywhere before) every message up to the first batch, then the wanted batches.
-        let mut bytes = read_at(
-            path,
-            STREAM_FORMAT,
-            &file,
-            len,
-            0,
-            layout.schema_end,
-            "schema message",
-        )?;
-        let from = if has_dictionaries(&layout.schema) {
-            layout.schema_end
-        } else {
-            start
-        };
-        bytes.extend(read_at(
-            path,
-            STREAM_FORMAT,
-            &file,
-            len,
-            from,
-            end - from,
-            "record batches",
-        )?);
-        // The end-of-stream marker.
-        bytes.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
-        let reader = StreamReader::try_new(
-            Cursor::new(bytes),
-            projection.as_ref().map(|p| p.decode.clone()),
-        )
-        .map_err(|e| lib(path, STREAM_FORMAT, e))?;
-        let owned = path.to_path_buf();
-        let counts: Vec<u64> = stored.iter().map(|b| b.row_count).collect();
-        // Without dictionaries the first decoded batch is block `touched.start`; with them,
-        // batches before it are decoded too and skipped by the trim below.
-        let (mut ordinal, first_row) = if from == start {
-            (touched.start, first.first_row)
-        } else {
-            (0, 0)
-        };
-        let batches = reader.map(move |r| {
-            let b = r.map_err(|e| Error::library(&owned, STREAM_FORMAT, e))?;
-            let want = counts.get(ordinal).copied();
-            ordinal += 1;
-            if want != Some(b.num_rows() as u64) {
-                return Err(Error::StaleIndex {
-                    path: owned.clone(),
-                    message: format!(
-                        "record batch {} has {} rows, the index says {want:?}",
-                        ordinal - 1,
-                        b.num_rows()
-                    ),
-                });
+        // Format libraries may panic on malformed input; that becomes a typed error.
+        columnar::guard(path, STREAM_FORMAT, || {
+            let (file, len) = columnar::open(path)?;
+            let Some(stored) = request.blocks else {
+                return read_stream_from_start(path, file, len, request);
+            };
+            let layout = walk_stream(path, &file, len, false)?;
+            let total = stored.last().map_or(0, |b| b.first_row + b.row_count);
+            columnar::check_blocks(path, stored, total)?;
+            let projection = Projection::new(path, &layout.schema, request.projection)?;
+            let rows = columnar::clamp_rows(&request.rows, total);
+            if rows.is_empty() {
+                return Ok(columnar::empty());
             }
-            columnar::reorder(projection.as_ref(), b)
-                .map_err(|e| Error::library(&owned, STREAM_FORMAT, e))
-        });
-        Ok(Box::new(Trim::new(batches, first_row, rows)))
+            let touched = columnar::touched_blocks(stored, &rows);
+            let first = &stored[touched.start];
+            let last = &stored[touched.end - 1];
+            let stale = |m: String| Error::StaleIndex {
+                path: path.to_path_buf(),
+                message: m,
+            };
+            let (Some(start), Some(last_start), Some(last_len)) =
+                (first.first_byte, last.first_byte, last.total_byte_size)
+            else {
+                return Err(stale(
+                    "stream blocks need first_byte and total_byte_size".into(),
+                ));
+            };
+            let end = last_start
+                .checked_add(last_len)
+                .filter(|&e| e <= len && start >= layout.schema_end && start <= e)
+                .ok_or_else(|| {
+                    stale(format!(
+                        "stored batch bytes {start}..{last_start}+{last_len} do not fit the file"
+                    ))
+                })?;
+            // The schema message, then (only when the schema has dictionaries, whose batches may
+            // come anywhere before) every message up to the first batch, then the wanted batches.
+            let mut bytes = read_at(
+                path,
+                STREAM_FORMAT,
+                &file,
+                len,
+                0,
+                layout.schema_end,
+                "schema message",
+            )?;
+            let from = if has_dictionaries(&layout.schema) {
+                // Every message before the batch may be decoded: check them all.
+                walk_stream(path, &file, len, true)?;
+                layout.schema_end
+            } else {
+                let starts = stored[touched.clone()].iter().filter_map(|b| b.first_byte);
+                check_messages(path, STREAM_FORMAT, &file, len, starts)?;
+                start
+            };
+            bytes.extend(read_at(
+                path,
+                STREAM_FORMAT,
+                &file,
+                len,
+                from,
+                end - from,
+                "record batches",
+            )?);
+            // The end-of-stream marker.
+            bytes.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+            let reader = StreamReader::try_new(
+                Cursor::new(bytes),
+                projection.as_ref().map(|p| p.decode.clone()),
+            )
+            .map_err(|e| lib(path, STREAM_FORMAT, e))?;
+            let owned = path.to_path_buf();
+            let counts: Vec<u64> = stored.iter().map(|b| b.row_count).collect();
+            // Without dictionaries the first decoded batch is block `touched.start`; with them,
+            // batches before it are decoded too and skipped by the trim below.
+            let (mut ordinal, first_row) = if from == start {
+                (touched.start, first.first_row)
+            } else {
+                (0, 0)
+            };
+            let batches = reader.map(move |r| {
+                let b = r.map_err(|e| Error::library(&owned, STREAM_FORMAT, e))?;
+                let want = counts.get(ordinal).copied();
+                ordinal += 1;
+                if want != Some(b.num_rows() as u64) {
+                    return Err(Error::StaleIndex {
+                        path: owned.clone(),
+                        message: format!(
+                            "record batch {} has {} rows, the index says {want:?}",
+                            ordinal - 1,
+                            b.num_rows()
+                        ),
+                    });
+                }
+                columnar::reorder(projection.as_ref(), b)
+                    .map_err(|e| Error::library(&owned, STREAM_FORMAT, e))
+            });
+            Ok(Box::new(Trim::new(batches, first_row, rows)))
+        })
+        .map(|batches| columnar::guard_iter(path, STREAM_FORMAT, batches))
     }
 }
 

@@ -46,11 +46,18 @@ impl Locator for ParquetLocator {
     }
 
     fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
-        self.index_reader(path, bounded(path)?, options)
+        // Format libraries may panic on malformed input; that becomes a typed error.
+        columnar::guard(path, FORMAT, || {
+            self.index_reader(path, bounded(path)?, options)
+        })
     }
 
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
-        self.read_reader(path, bounded(path)?, request)
+        // Format libraries may panic on malformed input; that becomes a typed error.
+        columnar::guard(path, FORMAT, || {
+            self.read_reader(path, bounded(path)?, request)
+        })
+        .map(|batches| columnar::guard_iter(path, FORMAT, batches))
     }
 }
 

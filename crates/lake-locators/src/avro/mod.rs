@@ -100,111 +100,118 @@ impl Locator for AvroLocator {
     }
 
     fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
-        let mut c = Container::open(path)?;
-        let blocks = c.blocks()?;
-        let row_count = blocks.last().map_or(0, |b| b.first_row + b.row_count);
-        let schema = c.schema.clone();
-        let stats = if options.stats.is_none() {
-            None
-        } else {
-            let mut builder = StatsBuilder::new(&schema, &options.stats);
-            if !builder.is_empty() && row_count > 0 {
-                let all: Vec<usize> = (0..schema.fields().len()).collect();
-                let start = c.header.data_start;
-                c.source.seek(start)?;
-                let batches =
-                    Batches::new(path, c, &all, 0, 0..row_count, columnar::DEFAULT_BATCH_SIZE)?;
-                for batch in batches {
-                    builder.update(&batch?);
+        // Format libraries may panic on malformed input; that becomes a typed error.
+        columnar::guard(path, FORMAT, || {
+            let mut c = Container::open(path)?;
+            let blocks = c.blocks()?;
+            let row_count = blocks.last().map_or(0, |b| b.first_row + b.row_count);
+            let schema = c.schema.clone();
+            let stats = if options.stats.is_none() {
+                None
+            } else {
+                let mut builder = StatsBuilder::new(&schema, &options.stats);
+                if !builder.is_empty() && row_count > 0 {
+                    let all: Vec<usize> = (0..schema.fields().len()).collect();
+                    let start = c.header.data_start;
+                    c.source.seek(start)?;
+                    let batches =
+                        Batches::new(path, c, &all, 0, 0..row_count, columnar::DEFAULT_BATCH_SIZE)?;
+                    for batch in batches {
+                        builder.update(&batch?);
+                    }
                 }
-            }
-            Some(builder.finish())
-        };
-        Ok(FileIndex {
-            format: FORMAT.into(),
-            row_count,
-            blocks,
-            schema,
-            stats,
+                Some(builder.finish())
+            };
+            Ok(FileIndex {
+                format: FORMAT.into(),
+                row_count,
+                blocks,
+                schema,
+                stats,
+            })
         })
     }
 
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
-        let mut c = Container::open(path)?;
-        let projection = Projection::new(path, &c.schema, request.projection)?;
-        let decode: Vec<usize> = match &projection {
-            Some(p) => p.decode.clone(),
-            None => (0..c.schema.fields().len()).collect(),
-        };
-        let (start_byte, first_row, rows) = match request.blocks {
-            Some(stored) => {
-                let total = stored.last().map_or(0, |b| b.first_row + b.row_count);
-                columnar::check_blocks(path, stored, total)?;
-                let rows = columnar::clamp_rows(&request.rows, total);
-                if rows.is_empty() {
-                    return Ok(columnar::empty());
-                }
-                let b = &stored[columnar::touched_blocks(stored, &rows).start];
-                let at = b.first_byte.ok_or_else(|| Error::StaleIndex {
-                    path: path.to_path_buf(),
-                    message: format!("Avro block {} has no first_byte", b.ordinal),
-                })?;
-                if at < c.header.data_start || at >= c.source.len() {
-                    return Err(Error::StaleIndex {
+        // Format libraries may panic on malformed input; that becomes a typed error.
+        columnar::guard(path, FORMAT, || {
+            let mut c = Container::open(path)?;
+            let projection = Projection::new(path, &c.schema, request.projection)?;
+            let decode: Vec<usize> = match &projection {
+                Some(p) => p.decode.clone(),
+                None => (0..c.schema.fields().len()).collect(),
+            };
+            let (start_byte, first_row, rows) = match request.blocks {
+                Some(stored) => {
+                    let total = stored.last().map_or(0, |b| b.first_row + b.row_count);
+                    columnar::check_blocks(path, stored, total)?;
+                    let rows = columnar::clamp_rows(&request.rows, total);
+                    if rows.is_empty() {
+                        return Ok(columnar::empty());
+                    }
+                    let b = &stored[columnar::touched_blocks(stored, &rows).start];
+                    let at = b.first_byte.ok_or_else(|| Error::StaleIndex {
                         path: path.to_path_buf(),
-                        message: format!(
-                            "Avro block {} starts at byte {at}, outside the data",
-                            b.ordinal
-                        ),
-                    });
+                        message: format!("Avro block {} has no first_byte", b.ordinal),
+                    })?;
+                    if at < c.header.data_start || at >= c.source.len() {
+                        return Err(Error::StaleIndex {
+                            path: path.to_path_buf(),
+                            message: format!(
+                                "Avro block {} starts at byte {at}, outside the data",
+                                b.ordinal
+                            ),
+                        });
+                    }
+                    // The stored block must still be there: same framing, same object count.
+                    c.source.seek(at)?;
+                    let frame = c.source.frame().map_err(|e| e.in_block(b.ordinal))?;
+                    if frame.map(|f| f.count) != Some(b.row_count) {
+                        return Err(Error::StaleIndex {
+                            path: path.to_path_buf(),
+                            message: format!(
+                                "Avro block {} at byte {at} does not hold {} objects",
+                                b.ordinal, b.row_count
+                            ),
+                        });
+                    }
+                    (at, b.first_row, rows)
                 }
-                // The stored block must still be there: same framing, same object count.
-                c.source.seek(at)?;
-                let frame = c.source.frame().map_err(|e| e.in_block(b.ordinal))?;
-                if frame.map(|f| f.count) != Some(b.row_count) {
-                    return Err(Error::StaleIndex {
-                        path: path.to_path_buf(),
-                        message: format!(
-                            "Avro block {} at byte {at} does not hold {} objects",
-                            b.ordinal, b.row_count
-                        ),
-                    });
+                None => {
+                    // Without an index, walk the block framing from the start (no block is
+                    // decompressed) to find the first touched block.
+                    let blocks = c.blocks()?;
+                    let total = blocks.last().map_or(0, |b| b.first_row + b.row_count);
+                    let rows = columnar::clamp_rows(&request.rows, total);
+                    if rows.is_empty() {
+                        return Ok(columnar::empty());
+                    }
+                    let b = &blocks[columnar::touched_blocks(&blocks, &rows).start];
+                    (
+                        b.first_byte.unwrap_or(c.header.data_start),
+                        b.first_row,
+                        rows,
+                    )
                 }
-                (at, b.first_row, rows)
-            }
-            None => {
-                // Without an index, walk the block framing from the start (no block is
-                // decompressed) to find the first touched block.
-                let blocks = c.blocks()?;
-                let total = blocks.last().map_or(0, |b| b.first_row + b.row_count);
-                let rows = columnar::clamp_rows(&request.rows, total);
-                if rows.is_empty() {
-                    return Ok(columnar::empty());
-                }
-                let b = &blocks[columnar::touched_blocks(&blocks, &rows).start];
-                (
-                    b.first_byte.unwrap_or(c.header.data_start),
-                    b.first_row,
-                    rows,
-                )
-            }
-        };
-        c.source.seek(start_byte)?;
-        let batches = Batches::new(
-            path,
-            c,
-            &decode,
-            first_row,
-            rows,
-            columnar::batch_size(request.batch_size),
-        )?;
-        let owned = path.to_path_buf();
-        Ok(Box::new(batches.map(move |b| {
-            b.and_then(|b| {
-                columnar::reorder(projection.as_ref(), b)
-                    .map_err(|e| Error::library(&owned, FORMAT, e))
-            })
-        })))
+            };
+            c.source.seek(start_byte)?;
+            let batches = Batches::new(
+                path,
+                c,
+                &decode,
+                first_row,
+                rows,
+                columnar::batch_size(request.batch_size),
+            )?;
+            let owned = path.to_path_buf();
+            Ok(Box::new(batches.map(move |b| {
+                b.and_then(|b| {
+                    columnar::reorder(projection.as_ref(), b)
+                        .map_err(|e| Error::library(&owned, FORMAT, e))
+                })
+            })))
+        })
+        .map(|batches| columnar::guard_iter(path, FORMAT, batches))
     }
 }
 
