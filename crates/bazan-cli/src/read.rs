@@ -60,6 +60,8 @@ pub(crate) fn locator_for(path: &Path) -> anyhow::Result<Arc<dyn Locator>> {
 
 /// Runs `bazan read`.
 pub(crate) fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
+    // A format library that panics on a malformed file yields an `error: …` line only.
+    lake_locators::columnar::quiet_guarded_panics();
     let locator = locator_for(&args.file)?;
     let end = args
         .len
@@ -89,10 +91,13 @@ pub(crate) fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
     }
 }
 
-/// A locator error as one message: its text already names the file and includes the cause,
-/// so the cause chain is not printed a second time.
+/// A locator error as one line: its text already names the file and includes the cause, so
+/// the cause chain is not printed a second time, and a library's multi-line message (a
+/// flatbuffer verifier's trace, say) is joined with `; `.
 pub(crate) fn locator_error(e: lake_locators::Error) -> anyhow::Error {
-    anyhow::anyhow!("{e}")
+    let text = e.to_string();
+    let parts: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    anyhow::anyhow!("{}", parts.join("; "))
 }
 
 /// A closed pipe (`bazan read … | head`) is not an error; anything else is.

@@ -159,3 +159,52 @@ fn corpus_samples_of_columnar_files() {
     }
     assert!(checked > 0);
 }
+
+/// Corrupted copies of the corpus's ORC and Arrow files (whose libraries panic on some bad
+/// bytes) give exit 0 or exit 2 with exactly one `error:` line: caught panics print nothing.
+#[test]
+fn corrupted_files_give_one_error_line() {
+    let dir = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/conformance/lake"
+    ));
+    let Ok(text) = std::fs::read_to_string(dir.join("expected.json")) else {
+        println!("skipped: {} is absent", dir.display());
+        return;
+    };
+    let expected: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut errors = 0;
+    for f in expected["files"].as_array().unwrap() {
+        let format = f["format"].as_str().unwrap();
+        if !["orc", "feather"].contains(&format) {
+            continue;
+        }
+        let good = std::fs::read(dir.join("lake").join(f["path"].as_str().unwrap())).unwrap();
+        let n = good.len();
+        for i in 0..40 {
+            let mut bad = good.clone();
+            // Bytes spread over the whole file, every 7th one near the tail (footers).
+            let at = if i % 7 == 0 {
+                n - 1 - i * 3
+            } else {
+                n * i / 40
+            };
+            bad[at] ^= 0x5a;
+            let path = tmp.path().join(format!("bad.{format}"));
+            std::fs::write(&path, &bad).unwrap();
+            let out = bazan(&["read", path.to_str().unwrap(), "--format", "ndjson"]);
+            let err = String::from_utf8(out.stderr).unwrap();
+            match out.status.code() {
+                Some(0) => assert!(err.is_empty(), "{format} byte {at}: {err}"),
+                Some(2) => {
+                    assert_eq!(err.lines().count(), 1, "{format} byte {at}: {err}");
+                    assert!(err.starts_with("error: "), "{format} byte {at}: {err}");
+                    errors += 1;
+                }
+                other => panic!("{format} byte {at}: exit {other:?}: {err}"),
+            }
+        }
+    }
+    println!("{errors} corrupted files reported as errors");
+}
