@@ -10,6 +10,7 @@ pub mod codecs;
 pub mod locators;
 pub mod locators_rows;
 pub mod tsfile;
+pub mod tsfile_write;
 
 /// A registered benchmark: its name and the function that runs it and prints its figures.
 pub struct Bench {
@@ -40,6 +41,10 @@ pub fn benches() -> Vec<Bench> {
         name: "tsfile",
         about: "TsFile: full read of `large` into Arrow and open+devices+series metadata of `table_many_devices` vs the official reader",
         run: tsfile::run,
+    }, Bench {
+        name: "tsfile-write",
+        about: "TsFile writer: points/s writing the corpus `large` rows vs the official writer (write_arrow_batch)",
+        run: tsfile_write::run,
     }]
 }
 

@@ -126,27 +126,31 @@ pub(crate) fn append(
     mut kept: Option<&mut Vec<usize>>,
 ) -> WriteResult<()> {
     let a = array.as_ref();
-    let dense = a.null_count() == 0;
+    let nulls = a.logical_nulls().filter(|n| n.null_count() > 0);
+    let dense = nulls.is_none();
+    let bits = nulls.as_ref().map(|n| n.inner());
+    // Presence of row `i` from the validity bitmap (the array's null buffer).
+    let present = |i: &usize| bits.is_none_or(|b| b.value(*i));
     for r in runs {
-        if dense {
-            if let Some(v) = validity.as_deref_mut() {
-                v.extend(std::iter::repeat_n(true, r.len()));
-            }
-            if let Some(k) = kept.as_deref_mut() {
-                k.extend(r.clone());
-            }
-        } else {
-            for i in r.clone() {
-                let present = a.is_valid(i);
+        match bits {
+            None => {
                 if let Some(v) = validity.as_deref_mut() {
-                    v.push(present);
+                    v.extend(std::iter::repeat_n(true, r.len()));
                 }
-                if present && let Some(k) = kept.as_deref_mut() {
-                    k.push(i);
+                if let Some(k) = kept.as_deref_mut() {
+                    k.extend(r.clone());
+                }
+            }
+            Some(b) => {
+                let slice = b.slice(r.start, r.len());
+                if let Some(v) = validity.as_deref_mut() {
+                    v.extend(slice.iter());
+                }
+                if let Some(k) = kept.as_deref_mut() {
+                    k.extend(slice.set_indices().map(|i| r.start + i));
                 }
             }
         }
-        let present = |i: &usize| dense || a.is_valid(*i);
         match values {
             Values::Boolean(v) => {
                 let arr = a.as_boolean();

@@ -36,6 +36,18 @@ impl Values {
         }
     }
 
+    /// Reserves room for `n` more values.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        match self {
+            Values::Boolean(v) => v.reserve(n),
+            Values::Int32(v) => v.reserve(n),
+            Values::Int64(v) => v.reserve(n),
+            Values::Float(v) => v.reserve(n),
+            Values::Double(v) => v.reserve(n),
+            Values::Binary { offsets, .. } => offsets.reserve(n),
+        }
+    }
+
     /// Number of values held.
     pub(crate) fn len(&self) -> usize {
         match self {

@@ -268,15 +268,18 @@ impl TsFileWriter {
                 d
             });
             let before = dev.memory();
+            let n: usize = rows.iter().map(ExactSizeIterator::len).sum();
+            dev.times.reserve(n);
             for r in &rows {
                 dev.times.extend_from_slice(&times[r.clone()]);
             }
             dev.last_time = dev.times.last().copied();
-            let n: usize = rows.iter().map(ExactSizeIterator::len).sum();
             for f in &fields {
                 let Some(s) = dev.series.get_mut(&f.name) else {
                     continue;
                 };
+                s.validity.reserve(n);
+                s.values.reserve(n);
                 match batch.column_by_name(&f.name) {
                     Some(a) => conv::append(
                         &mut s.values,
@@ -341,7 +344,8 @@ impl TsFileWriter {
             }
             d
         });
-        let rows = [0..batch.num_rows()];
+        let all = 0..batch.num_rows();
+        let rows = std::slice::from_ref(&all);
         let before = dev.memory();
         if aligned {
             dev.check_times(None, times.iter().copied())?;
@@ -360,7 +364,7 @@ impl TsFileWriter {
                     Some(a) => conv::append(
                         &mut s.values,
                         a,
-                        &rows,
+                        rows,
                         m.data_type,
                         Some(&mut s.validity),
                         None,
@@ -386,7 +390,7 @@ impl TsFileWriter {
                     continue;
                 };
                 let mut kept = Vec::new();
-                conv::append(&mut s.values, &a, &rows, m.data_type, None, Some(&mut kept))?;
+                conv::append(&mut s.values, &a, rows, m.data_type, None, Some(&mut kept))?;
                 s.times.extend(kept.iter().map(|&r| times[r]));
                 if let Some(&t) = s.times.last() {
                     s.last_time = Some(t);
@@ -564,7 +568,9 @@ impl TsFileWriter {
             .into_inner()
             .map_err(|e| e.into_error())
             .map_err(io("write", &self.tmp_path))?;
-        file.sync_all().map_err(io("sync", &self.tmp_path))?;
+        if self.opts.sync_on_close {
+            file.sync_all().map_err(io("sync", &self.tmp_path))?;
+        }
         drop(file);
         std::fs::rename(&self.tmp_path, &self.path).map_err(io("rename to", &self.path))?;
         Ok(self.path.clone())

@@ -52,6 +52,9 @@ pub struct WriterOptions {
     pub flavor: Flavor,
     /// User properties written after the writer's own encryption properties.
     pub properties: Vec<Property>,
+    /// Flush the file to stable storage before the rename of `close` (default true), so
+    /// that a crash right after `close` cannot leave a truncated file under the final name.
+    pub sync_on_close: bool,
 }
 
 impl Default for WriterOptions {
@@ -68,6 +71,7 @@ impl Default for WriterOptions {
             trim_trailing_null_tags: true,
             flavor: Flavor::Cpp,
             properties: Vec::new(),
+            sync_on_close: true,
         }
     }
 }

@@ -1,0 +1,117 @@
+//! `cargo xtask bench tsfile-write`: write throughput in points/s for the rows of the corpus
+//! `large` case (4 devices × 50,000 rows × 5 FIELD columns, default codecs, LZ4), our
+//! `TsFileWriter` against the official writer (`TsFileWriter.write_arrow_batch` of the Python
+//! package `tsfile` 2.5.0, C++ core), both timed from the rows in memory to the closed file.
+
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use tsfile_index::TsFileReader;
+use tsfile_index::query::TableQuery;
+use tsfile_index::writer::{TsFileWriter, WriterOptions};
+
+const PEER_PY: &str = include_str!("tsfile_write_peer.py");
+const ROUNDS: usize = 7;
+const TABLE: &str = "telemetry";
+
+/// Runs the benchmark and prints the figures.
+pub fn run() -> anyhow::Result<()> {
+    let src = crate::conformance_dir().join("tsfile/large.tsfile");
+    if !src.is_file() {
+        println!("skipped: {} is absent", src.display());
+        return Ok(());
+    }
+    let reader = TsFileReader::open(&src).context("our reader on large.tsfile")?;
+    let schema = reader
+        .table_schema(TABLE)
+        .context("large.tsfile has no table telemetry")?
+        .clone();
+    let batch = reader.read_table(TABLE, &TableQuery::default())?;
+    let fields = schema
+        .columns
+        .iter()
+        .filter(|c| c.category == tsfile_format::types::ColumnCategory::Field)
+        .count();
+    let points = batch.num_rows() * fields;
+    let tmp = tempfile::tempdir()?;
+    let script = tmp.path().join("tsfile_write_peer.py");
+    std::fs::write(&script, PEER_PY)?;
+    // Rounds alternate ours (with and without the final sync; the official writer does not
+    // sync) and the official writer, so that a load change on the machine hits both; each
+    // figure is the best round.
+    let (mut sync_best, mut best, mut peer_best) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
+    let (mut size, mut peer_size, mut peer_points) = (0, 0, 0.0);
+    for round in 0..ROUNDS {
+        for sync in [true, false] {
+            let path = tmp.path().join(format!("ours{round}{sync}.tsfile"));
+            let opts = WriterOptions {
+                sync_on_close: sync,
+                ..WriterOptions::default()
+            };
+            let start = Instant::now();
+            let mut w = TsFileWriter::create(&path, opts)?;
+            w.register_table(TABLE, schema.clone())?;
+            w.write_table(TABLE, "time", &batch)?;
+            w.close()?;
+            let t = start.elapsed().as_secs_f64();
+            if sync {
+                sync_best = sync_best.min(t);
+            } else {
+                best = best.min(t);
+            }
+            size = std::fs::metadata(&path)?.len();
+            std::fs::remove_file(&path)?;
+        }
+        let out = Command::new("python3")
+            .arg(&script)
+            .arg(&src)
+            .arg(TABLE)
+            // Three writes per process: the best is a warm one, like ours.
+            .arg("3")
+            .output()
+            .context("peer unavailable: cannot run python3")?;
+        if !out.status.success() {
+            bail!(
+                "peer unavailable: {}",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("the peer script failed")
+            );
+        }
+        let peer: serde_json::Value = serde_json::from_slice(&out.stdout).context("peer output")?;
+        peer_best = peer["seconds"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_f64)
+            .fold(peer_best, f64::min);
+        peer_points = peer["points"].as_f64().unwrap_or(0.0);
+        peer_size = peer["bytes"].as_u64().unwrap_or(0);
+    }
+    let mps = |p: f64, t: f64| p / t / 1e6;
+    let points_f = points as f64;
+    println!(
+        "ours+sync  {points} points ({} rows) in {:.1} ms (best of {ROUNDS}): {:.1} M points/s",
+        batch.num_rows(),
+        sync_best * 1e3,
+        mps(points_f, sync_best)
+    );
+    println!(
+        "ours       {points} points in {:.1} ms (best of {ROUNDS}): {:.1} M points/s, {size} bytes",
+        best * 1e3,
+        mps(points_f, best)
+    );
+    println!(
+        "official   {peer_points} points in {:.1} ms (best of {ROUNDS}): {:.1} M points/s, {peer_size} bytes",
+        peer_best * 1e3,
+        mps(peer_points, peer_best)
+    );
+    println!(
+        "ratio      ours / official throughput = {:.2}x (with sync {:.2}x)",
+        mps(points_f, best) / mps(peer_points, peer_best),
+        mps(points_f, sync_best) / mps(peer_points, peer_best)
+    );
+    Ok(())
+}
