@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, BinaryArray, Int64Array, RecordBatch, StringArray};
 use lake_locators::{Block, Stats};
 use serde_json::Value;
 
@@ -166,10 +166,22 @@ struct Columns {
     mtime_ms: Int64Array,
     row_count: Int64Array,
     first_global_row: Int64Array,
-    row_groups_json: StringArray,
+    row_groups_json: BinaryArray,
     blake3: StringArray,
-    stats_json: StringArray,
-    schema_json: StringArray,
+    stats_json: BinaryArray,
+    schema_json: BinaryArray,
+}
+
+/// Stands in for a JSON value whose bytes are not UTF-8 (a damaged map): it fails to parse
+/// as JSON, so the entry's reader reports the damage instead of reading garbage.
+const INVALID_UTF8: &str = "<invalid UTF-8 in the map>";
+
+fn json_str(a: &BinaryArray, i: usize) -> Option<&str> {
+    if a.is_null(i) {
+        None
+    } else {
+        Some(std::str::from_utf8(a.value(i)).unwrap_or(INVALID_UTF8))
+    }
 }
 
 fn column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a ArrayRef> {
@@ -214,6 +226,29 @@ impl LakeMap {
             }
             Ok(arr.clone())
         };
+        // The JSON columns are kept as bytes: the loader decodes them as Binary so that their
+        // UTF-8 is checked per entry when read, not for the whole map at load time.
+        let json = |name: &str, nullable: bool| -> Result<BinaryArray> {
+            let col = column(&batch, name)
+                .ok_or_else(|| Error::invalid(origin, format!("missing column {name:?}")))?;
+            let arr = if let Some(b) = col.as_binary_opt::<i32>() {
+                b.clone()
+            } else if let Some(s) = col.as_string_opt::<i32>() {
+                BinaryArray::from(s.clone())
+            } else {
+                return Err(Error::invalid(
+                    origin,
+                    format!(
+                        "column {name:?} has type {}, expected Utf8",
+                        col.data_type()
+                    ),
+                ));
+            };
+            if !nullable && arr.null_count() > 0 {
+                return Err(Error::invalid(origin, format!("column {name:?} has nulls")));
+            }
+            Ok(arr)
+        };
         let int = |name: &str| -> Result<Int64Array> {
             let col = column(&batch, name)
                 .ok_or_else(|| Error::invalid(origin, format!("missing column {name:?}")))?;
@@ -238,10 +273,10 @@ impl LakeMap {
             mtime_ms: int("mtime_ms")?,
             row_count: int("row_count")?,
             first_global_row: int("first_global_row")?,
-            row_groups_json: utf8("row_groups_json", false)?,
+            row_groups_json: json("row_groups_json", false)?,
             blake3: utf8("blake3", true)?,
-            stats_json: utf8("stats_json", true)?,
-            schema_json: utf8("schema_json", true)?,
+            stats_json: json("stats_json", true)?,
+            schema_json: json("schema_json", true)?,
         };
         let n = batch.num_rows();
         let mut expected_first: u64 = 0;
@@ -322,9 +357,37 @@ impl LakeMap {
         self.map_schema >= 2
     }
 
-    /// The entries as one schema-3 record batch (what the writer stores).
+    /// The entries as one record batch in the loaded layout (the JSON columns as Binary,
+    /// pointing into the memory map for a loaded map).
     pub fn batch(&self) -> &RecordBatch {
         &self.batch
+    }
+
+    /// The entries as a schema-3 record batch with every column typed as the map file stores
+    /// it (the JSON columns as Utf8, their UTF-8 checked here); what the writer stores.
+    pub fn to_record_batch(&self) -> Result<RecordBatch> {
+        let c = &self.cols;
+        let utf8 = |a: &BinaryArray, name: &str| -> Result<ArrayRef> {
+            StringArray::try_from_binary(a.clone())
+                .map(|s| Arc::new(s) as ArrayRef)
+                .map_err(|e| Error::invalid(&self.root, format!("column {name}: {e}")))
+        };
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(c.path.clone()),
+            Arc::new(c.format.clone()),
+            Arc::new(c.size_bytes.clone()),
+            Arc::new(c.mtime_ms.clone()),
+            Arc::new(c.row_count.clone()),
+            Arc::new(c.first_global_row.clone()),
+            utf8(&c.row_groups_json, "row_groups_json")?,
+            Arc::new(c.blake3.clone()),
+            utf8(&c.stats_json, "stats_json")?,
+            utf8(&c.schema_json, "schema_json")?,
+        ];
+        RecordBatch::try_new(map_schema(&self.config), columns).map_err(|source| Error::Arrow {
+            path: self.root.clone(),
+            source,
+        })
     }
 
     /// Number of entries.
@@ -358,10 +421,10 @@ impl LakeMap {
             mtime_ms: c.mtime_ms.value(i),
             row_count: c.row_count.value(i) as u64,
             first_global_row: c.first_global_row.value(i) as u64,
-            row_groups_json: c.row_groups_json.value(i),
+            row_groups_json: json_str(&c.row_groups_json, i).unwrap_or("[]"),
             blake3: opt_str(&c.blake3, i),
-            stats_json: opt_str(&c.stats_json, i),
-            schema_json: opt_str(&c.schema_json, i),
+            stats_json: json_str(&c.stats_json, i),
+            schema_json: json_str(&c.schema_json, i),
         }
     }
 

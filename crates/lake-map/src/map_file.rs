@@ -117,11 +117,7 @@ fn write_tmp(map: &LakeMap, tmp: &Path) -> Result<()> {
         source,
     };
     let schema = map_schema(map.config());
-    let batch = map
-        .batch()
-        .clone()
-        .with_schema(Arc::clone(&schema))
-        .map_err(arrow)?;
+    let batch = map.to_record_batch()?;
     let mut writer = FileWriter::try_new(BufWriter::new(file), &schema).map_err(arrow)?;
     writer.write(&batch).map_err(arrow)?;
     writer.finish().map_err(arrow)?;
@@ -195,7 +191,7 @@ fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<(SchemaRef, Vec<RecordBatc
         .schema()
         .ok_or_else(|| Error::invalid(path, "footer has no schema"))?;
     let schema = Arc::new(fb_to_schema(fb_schema));
-    let mut decoder = FileDecoder::new(Arc::clone(&schema), footer.version());
+    let mut decoder = FileDecoder::new(lazy_json_schema(&schema), footer.version());
     let block_buf = |block: &arrow_ipc::Block| -> Result<Buffer> {
         let off = usize::try_from(block.offset()).ok();
         let meta = usize::try_from(block.metaDataLength()).ok();
@@ -243,6 +239,31 @@ fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<(SchemaRef, Vec<RecordBatc
         }
     }
     Ok((schema, batches))
+}
+
+/// The schema the decoder uses: a schema-3 map's JSON columns read as Binary (same layout as
+/// Utf8), so that loading checks their offsets but not the UTF-8 of every byte; the entry
+/// accessors check each value's UTF-8 when it is read.
+fn lazy_json_schema(schema: &SchemaRef) -> SchemaRef {
+    if meta_or(schema, "bazan.map_schema") != Some("3") {
+        return Arc::clone(schema);
+    }
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let json = matches!(
+                f.name().as_str(),
+                "row_groups_json" | "stats_json" | "schema_json"
+            );
+            if json && f.data_type() == &DataType::Utf8 {
+                Field::new(f.name(), DataType::Binary, f.is_nullable())
+            } else {
+                f.as_ref().clone()
+            }
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
 }
 
 fn meta_or<'a>(schema: &'a Schema, key: &str) -> Option<&'a str> {
@@ -297,7 +318,11 @@ fn from_decoded(
             .next()
             .unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(schema)))
     } else {
-        arrow_select::concat::concat_batches(schema, &batches).map_err(|source| Error::Arrow {
+        let decoded = batches
+            .first()
+            .map(|b| b.schema())
+            .unwrap_or_else(|| Arc::clone(schema));
+        arrow_select::concat::concat_batches(&decoded, &batches).map_err(|source| Error::Arrow {
             path: path.to_path_buf(),
             source,
         })?

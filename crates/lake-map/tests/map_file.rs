@@ -285,3 +285,39 @@ fn skip_errors_reports_and_default_fails_naming_the_file() {
     assert_eq!(report.map.total_files(), 7);
     assert!(load_map(dir.path()).unwrap().find("b/bad.lines").is_none());
 }
+
+#[test]
+fn multi_batch_maps_load_and_bad_utf8_json_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    write_lake(dir.path(), &standard_files());
+    let built = create_map_with(dir.path(), &options(MapConfig::default()))
+        .unwrap()
+        .map;
+    // A map split into two record batches (a reader must accept any number).
+    let batch = built.to_record_batch().unwrap();
+    let path = resolve_map_path(dir.path());
+    let mut w =
+        arrow_ipc::writer::FileWriter::try_new(fs::File::create(&path).unwrap(), &batch.schema())
+            .unwrap();
+    w.write(&batch.slice(0, 3)).unwrap();
+    w.write(&batch.slice(3, batch.num_rows() - 3)).unwrap();
+    w.finish().unwrap();
+    let loaded = load_map(dir.path()).unwrap();
+    assert_eq!(loaded.to_entries(), built.to_entries());
+    // Invalid UTF-8 inside a stored JSON value: the load succeeds (values are checked when
+    // read) and reading that entry's blocks is a clear error.
+    let mut bytes = fs::read(&path).unwrap();
+    let pos = bytes.windows(9).position(|w| w == b"\"ordinal\"").unwrap();
+    bytes[pos + 1] = 0xff;
+    fs::write(&path, &bytes).unwrap();
+    let map = load_map(dir.path()).unwrap();
+    let bad = (0..map.total_files())
+        .find(|&i| map.blocks(i).is_err())
+        .expect("one entry is damaged");
+    let err = map.blocks(bad).unwrap_err().to_string();
+    assert!(err.contains("row_groups_json"), "{err}");
+    assert!(
+        map.to_record_batch().is_err(),
+        "a damaged map is not written back"
+    );
+}
