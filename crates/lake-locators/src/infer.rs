@@ -146,6 +146,18 @@ impl ColumnInfer {
     /// converted, which keeps the indexing pass cheap.
     #[inline]
     pub(crate) fn number_text(&mut self, text: &[u8]) -> bool {
+        if !self.track {
+            // Classification only: validating digits needs no dependent multiply chain.
+            if is_i64_text(text) {
+                self.seen_int = true;
+                return true;
+            }
+            if is_number(text) {
+                self.seen_float = true;
+                return true;
+            }
+            return false;
+        }
         if let Some(v) = parse_i64(text) {
             self.int(v, text);
             return true;
@@ -286,6 +298,21 @@ impl Columns {
     }
 }
 
+/// True when `text` is `-?[0-9]+` within i64 (what [`parse_i64`] accepts), without computing
+/// the value unless it has 19 digits.
+#[inline]
+pub(crate) fn is_i64_text(text: &[u8]) -> bool {
+    let digits = match text.first() {
+        Some(b'-') => &text[1..],
+        _ => text,
+    };
+    match digits.len() {
+        1..=18 => digits.iter().all(u8::is_ascii_digit),
+        19 => parse_i64(text).is_some(),
+        _ => false,
+    }
+}
+
 /// Parses `-?[0-9]+` into an i64, or `None` when the text is not such an integer or overflows.
 #[inline]
 pub(crate) fn parse_i64(b: &[u8]) -> Option<i64> {
@@ -394,6 +421,26 @@ mod tests {
         assert_eq!(parse_i64(b"-"), None);
         assert_eq!(parse_i64(b"1.0"), None);
         assert_eq!(parse_i64(b"+1"), None);
+        for t in [
+            "0",
+            "-12",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "123456789012345678",
+        ] {
+            assert!(is_i64_text(t.as_bytes()), "{t}");
+        }
+        for t in [
+            "",
+            "-",
+            "9223372036854775808",
+            "12345678901234567890",
+            "1.0",
+            "+1",
+            "1a",
+        ] {
+            assert!(!is_i64_text(t.as_bytes()), "{t}");
+        }
     }
 
     #[test]

@@ -3,11 +3,9 @@
 //! Nested objects and arrays are reported, so the caller falls back to arrow-json's own
 //! inference (which gives them Struct/List types).
 
-use memchr::memchr;
-
 use crate::infer::Columns;
 use crate::locator::StatsColumns;
-use crate::scan::{json_string_end, skip_ws};
+use crate::scan::{json_string_scan, skip_ws};
 
 /// Why an object could not be scanned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,10 +42,10 @@ pub(crate) fn scan_object(
         if data.get(pos) != Some(&b'"') {
             return Err(ObjError::Syntax(pos, "expected a member name"));
         }
-        let key_end =
-            json_string_end(data, pos).ok_or(ObjError::Syntax(pos, "string never closes"))?;
+        let (key_end, escaped) =
+            json_string_scan(data, pos).ok_or(ObjError::Syntax(pos, "string never closes"))?;
         let raw_key = &data[pos + 1..key_end - 1];
-        let idx = if memchr(b'\\', raw_key).is_some() {
+        let idx = if escaped {
             let key = unescape(data, pos, key_end)?;
             cols.index_of(key.as_bytes(), hint, wanted)
         } else {
@@ -62,11 +60,11 @@ pub(crate) fn scan_object(
         let col = &mut cols.cols[idx];
         match data.get(pos) {
             Some(b'"') => {
-                let end = json_string_end(data, pos)
+                let (end, escaped) = json_string_scan(data, pos)
                     .ok_or(ObjError::Syntax(pos, "string never closes"))?;
                 if col.tracks() {
                     let raw = &data[pos + 1..end - 1];
-                    if memchr(b'\\', raw).is_some() {
+                    if escaped {
                         let s = unescape(data, pos, end)?;
                         col.text(s.as_bytes());
                     } else {

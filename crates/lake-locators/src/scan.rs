@@ -157,14 +157,24 @@ pub(crate) fn skip_ws(data: &[u8], mut pos: usize) -> usize {
 /// The position just past the closing quote of the JSON string opening at `open`.
 #[inline]
 pub(crate) fn json_string_end(data: &[u8], open: usize) -> Option<usize> {
+    json_string_scan(data, open).map(|(end, _)| end)
+}
+
+/// Like [`json_string_end`], and whether the string holds a backslash escape.
+#[inline]
+pub(crate) fn json_string_scan(data: &[u8], open: usize) -> Option<(usize, bool)> {
     // Most keys and values are short: a plain loop over the first bytes beats the setup of a
     // vectorised search; long strings continue with memchr.
     let mut pos = open + 1;
+    let mut escaped = false;
     let short_end = data.len().min(pos + 16);
     while pos < short_end {
         match data[pos] {
-            b'"' => return Some(pos + 1),
-            b'\\' => pos += 2,
+            b'"' => return Some((pos + 1, escaped)),
+            b'\\' => {
+                escaped = true;
+                pos += 2;
+            }
             _ => pos += 1,
         }
     }
@@ -175,9 +185,10 @@ pub(crate) fn json_string_end(data: &[u8], open: usize) -> Option<usize> {
         let i = memchr2(b'"', b'\\', &data[pos..])?;
         let p = pos + i;
         if data[p] == b'"' {
-            return Some(p + 1);
+            return Some((p + 1, escaped));
         }
         // A backslash escapes exactly the next byte (`\uXXXX` continues with plain hex).
+        escaped = true;
         pos = p + 2;
     }
 }

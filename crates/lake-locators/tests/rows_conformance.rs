@@ -149,6 +149,22 @@ fn row_formats_match_expected_json() {
         }
         let path = lake.join(rel);
         let idx = index(&path);
+        // Statistics off takes a cheaper classification path; it must infer the same.
+        let quick = registry::for_extension(ext(rel))
+            .unwrap()
+            .index(
+                &path,
+                &IndexOptions {
+                    stats: lake_locators::StatsColumns::None,
+                    ..IndexOptions::default()
+                },
+            )
+            .unwrap();
+        check(
+            quick.schema == idx.schema && quick.blocks == idx.blocks && quick.stats.is_none(),
+            format!("{rel}: index without statistics differs"),
+            &mut failures,
+        );
         let rows = file["row_count"].as_u64().unwrap();
         check(
             idx.row_count == rows,

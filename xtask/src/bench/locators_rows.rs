@@ -110,18 +110,47 @@ fn size(path: &Path) -> anyhow::Result<u64> {
     Ok(std::fs::metadata(path)?.len())
 }
 
-/// The best of `n` runs of `f` (the page cache is warm after the first).
-fn best_of<T>(n: usize, mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(Duration, T)> {
-    let mut best: Option<(Duration, T)> = None;
+/// CPU seconds this thread has used (user + system, from `/proc/thread-self/stat`), so that
+/// "per core" figures hold on a machine shared with other jobs; `None` off Linux.
+fn thread_cpu() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // USER_HZ is 100 on every Linux configuration in practice.
+    Some(ticks as f64 / 100.0)
+}
+
+/// The best of `n` runs of `f` (the page cache is warm after the first): wall time and the
+/// thread's CPU seconds of that run.
+fn best_of<T>(
+    n: usize,
+    mut f: impl FnMut() -> anyhow::Result<T>,
+) -> anyhow::Result<(Duration, Option<f64>, T)> {
+    let mut best: Option<(Duration, Option<f64>, T)> = None;
     for _ in 0..n {
+        let cpu0 = thread_cpu();
         let t = Instant::now();
         let v = f()?;
         let d = t.elapsed();
-        if best.as_ref().is_none_or(|(b, _)| d < *b) {
-            best = Some((d, v));
+        let cpu = thread_cpu().zip(cpu0).map(|(b, a)| b - a);
+        if best.as_ref().is_none_or(|(b, _, _)| d < *b) {
+            best = Some((d, cpu, v));
         }
     }
     best.context("no run")
+}
+
+/// `" (thread CPU ...)"` throughput for a CPU time, or nothing.
+fn per_cpu(bytes: u64, cpu: Option<f64>, unit: f64, name: &str) -> String {
+    match cpu {
+        Some(c) if c > 0.0 => format!(
+            " (thread CPU {c:.2} s = {:.2} {name})",
+            bytes as f64 / unit / c
+        ),
+        _ => String::new(),
+    }
 }
 
 fn index(locator: &dyn Locator, path: &Path, stats: StatsColumns) -> anyhow::Result<FileIndex> {
@@ -138,8 +167,8 @@ fn bench_file(path: &Path, locator: &dyn Locator, reader: &str, peer: bool) -> a
     let bytes = size(path)?;
     let gb = bytes as f64 / 1e9;
     println!("-- {} ({:.0} MB)", path.display(), bytes as f64 / 1e6);
-    let (off, idx) = best_of(3, || index(locator, path, StatsColumns::None))?;
-    let (on, _) = best_of(3, || index(locator, path, StatsColumns::All))?;
+    let (off, off_cpu, idx) = best_of(3, || index(locator, path, StatsColumns::None))?;
+    let (on, on_cpu, _) = best_of(3, || index(locator, path, StatsColumns::All))?;
     if idx.row_count != ROWS {
         bail!(
             "{}: indexed {} rows, wrote {ROWS}",
@@ -150,13 +179,15 @@ fn bench_file(path: &Path, locator: &dyn Locator, reader: &str, peer: bool) -> a
     let off_gbs = gb / off.as_secs_f64();
     let on_mbs = bytes as f64 / 1e6 / on.as_secs_f64();
     println!(
-        "index, stats off: {:.3} s = {off_gbs:.2} GB/s (goal >= 1 GB/s); {} checkpoints",
+        "index, stats off: {:.3} s = {off_gbs:.2} GB/s{} (goal >= 1 GB/s); {} checkpoints",
         off.as_secs_f64(),
+        per_cpu(bytes, off_cpu, 1e9, "GB/s"),
         idx.blocks.len()
     );
     println!(
-        "index, stats on:  {:.3} s = {on_mbs:.0} MB/s (goal >= 250 MB/s)",
-        on.as_secs_f64()
+        "index, stats on:  {:.3} s = {on_mbs:.0} MB/s{} (goal >= 250 MB/s)",
+        on.as_secs_f64(),
+        per_cpu(bytes, on_cpu, 1e6, "MB/s")
     );
     // A deep offset that is not on a checkpoint, so the read skips almost a whole stride.
     let k = ROWS * 9 / 10 + 65_000;
