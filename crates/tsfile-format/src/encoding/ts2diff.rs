@@ -699,6 +699,22 @@ mod tests {
     }
 
     #[test]
+    fn spec_float_form3_prefix() {
+        let vals = [1.5f32, 3e30, f32::NAN, 2.0];
+        let mut e = FloatWrapEncoder::<f32>::new(2, Inner::Ts2Diff);
+        e.put_slice(&vals);
+        let mut enc = Vec::new();
+        e.flush(&mut enc);
+        assert_eq!(&enc[..9], hex("fe ff ff ff 07 04 09 06 02"));
+        let mut d = FloatWrapDecoder::<f32>::new(&enc, 0, Inner::Ts2Diff).unwrap();
+        let mut out = Vec::new();
+        d.decode_all(&mut out, usize::MAX).unwrap();
+        let bits: Vec<u32> = out.iter().map(|f| f.to_bits()).collect();
+        let want: Vec<u32> = vals.iter().map(|f| f.to_bits()).collect();
+        assert_eq!(bits, want);
+    }
+
+    #[test]
     fn skip_inside_and_across_blocks() {
         let vals: Vec<i64> = (0..300).map(|i| i * i - 7).collect();
         let mut e = Ts2DiffEncoder::<i64>::default();
