@@ -104,7 +104,8 @@ pub fn diagnose(map: &LakeMap, options: &DoctorOptions) -> Result<DoctorReport> 
             Some(&i) => {
                 indexed[i] = true;
                 let f = &found.files[i];
-                Ok((root.join(&f.path), f.size_bytes, f.mtime_ms))
+                // The full path is only built when the file is hashed.
+                Ok((None, f.size_bytes, f.mtime_ms))
             }
             None => look_up(root, entry.path),
         };
@@ -118,7 +119,7 @@ pub fn diagnose(map: &LakeMap, options: &DoctorOptions) -> Result<DoctorReport> 
                 Some(expected) => {
                     to_hash.push(ToHash {
                         index: entry.index,
-                        full,
+                        full: full.unwrap_or_else(|| root.join(entry.path)),
                         size,
                         expected,
                     });
@@ -236,7 +237,7 @@ fn walk_error(e: WalkError) -> PathError {
 /// Looks up an entry that discovery did not take: each component with `lstat`, so that a
 /// directory replaced by a symbolic link is not followed out of the lake. Returns the full
 /// path, size and mtime of a regular file, or the entry's state.
-fn look_up(root: &Path, path: &str) -> std::result::Result<(PathBuf, u64, i64), State> {
+fn look_up(root: &Path, path: &str) -> std::result::Result<(Option<PathBuf>, u64, i64), State> {
     let error = |kind, message: String| {
         State::Error(PathError {
             path: path.to_string(),
@@ -302,7 +303,7 @@ fn look_up(root: &Path, path: &str) -> std::result::Result<(PathBuf, u64, i64), 
                 format!("{} is now {what}, not a regular file", full.display()),
             ));
         }
-        return Ok((full, meta.len(), mtime_ms(&meta)));
+        return Ok((Some(full), meta.len(), mtime_ms(&meta)));
     }
     Err(State::Missing)
 }
