@@ -168,19 +168,22 @@ pub(crate) fn build(
 /// The Bloom filter over every series path (`device.measurement`, the time column included),
 /// sized and hashed as `flavor` does (§7.7).
 pub(crate) fn bloom(devices: &[DeviceSeries], error_rate: f64, flavor: Flavor) -> BloomFilter {
-    let entries: usize = devices
-        .iter()
-        .map(|d| match flavor {
-            // C++ sizes by the series that are not the aligned time column.
-            Flavor::Cpp => d
-                .series
-                .iter()
-                .filter(|s| !s.measurement_id.is_empty())
-                .count(),
-            // Java sizes by the chunk metadata entries, time chunks included.
-            Flavor::Java => d.series.iter().map(|s| s.chunk_metadata.len()).sum(),
-        })
-        .sum();
+    let entries: usize = match flavor {
+        // C++ sizes by the number of TimeseriesMetadata, time columns included, minus one
+        // (derived from its files: 5 devices × 10 fields → n = 54, 300 devices × 3 fields →
+        // n = 1199, 1 device × 100 fields → n = 100).
+        Flavor::Cpp => devices
+            .iter()
+            .map(|d| d.series.len())
+            .sum::<usize>()
+            .saturating_sub(1),
+        // Java sizes by the chunk metadata entries, time chunks included.
+        Flavor::Java => devices
+            .iter()
+            .flat_map(|d| &d.series)
+            .map(|s| s.chunk_metadata.len())
+            .sum(),
+    };
     let mut filter = BloomFilter::with_capacity(entries, error_rate);
     let tail = match flavor {
         Flavor::Cpp => TailBytes::ZeroExtended,
