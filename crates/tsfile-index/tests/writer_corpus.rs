@@ -265,8 +265,9 @@ fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
 }
 
 /// Cases whose every LZ4 block `lz4_flex` compresses exactly like the reference LZ4 library
-/// are byte-identical with the C++ writer (one device with all types, a single point, three
-/// tags-only devices with a trailing null tag, an empty table file, an empty tree file).
+/// are byte-identical with the C++ writer (one device with all types, a single point, six
+/// tree devices of 1 to 8 levels under four path prefixes, three tags-only devices with a
+/// trailing null tag, an all-null column, an empty table file, an empty tree file).
 /// `table_one_row` differs only inside its time page's LZ4 block: `lz4_flex` ends matches six
 /// bytes before the end of the block where the reference library stops at five.
 #[test]
@@ -275,6 +276,7 @@ fn byte_identity_with_the_cpp_writer() {
     let tmp = tempfile::tempdir().expect("tempdir");
     for name in [
         "tree_one_point",
+        "tree_path_depths",
         "table_tags_only",
         "table_extremes",
         "table_empty",

@@ -131,12 +131,12 @@ impl TsFileWriter {
         aligned: bool,
         measurements: Vec<MeasurementSchema>,
     ) -> WriteResult<()> {
-        let id = DeviceId::from_tree_path(path);
-        if !id.is_tree_model() && id.segments().len() < 2 {
+        if path.is_empty() || path.split('.').any(str::is_empty) {
             return Err(WriteError::schema(format!(
-                "tree-model device path {path:?} needs at least two levels"
+                "tree-model device path {path:?} has an empty level"
             )));
         }
+        let id = DeviceId::from_tree_path(path);
         for m in &measurements {
             check_codec(m)?;
         }
