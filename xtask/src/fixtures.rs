@@ -2,6 +2,7 @@
 //! generator registers itself in [`generators`] and writes below the folder it is given.
 
 pub mod lake;
+pub mod tsfile;
 
 use std::path::Path;
 
@@ -15,10 +16,16 @@ pub struct Generator {
 
 /// Every registered generator.
 pub fn generators() -> Vec<Generator> {
-    vec![Generator {
-        name: "lake",
-        run: lake::generate,
-    }]
+    vec![
+        Generator {
+            name: "lake",
+            run: lake::generate,
+        },
+        Generator {
+            name: "tsfile",
+            run: tsfile::generate,
+        },
+    ]
 }
 
 /// `cargo xtask fixtures [NAME…]`.
