@@ -3,3 +3,4 @@ mod doctor;
 mod lake;
 mod read;
 mod tsfile;
+mod tsfile_import;
