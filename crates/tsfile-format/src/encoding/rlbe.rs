@@ -68,9 +68,16 @@ impl<'a, V: BitsValue> RlbeDecoder<'a, V> {
             loop {
                 let next = self.r.read_bit("RLBE run length")?;
                 if !first {
-                    let f = f1 + f2;
+                    let f = f1.saturating_add(f2);
                     f1 = f2;
                     f2 = f;
+                    // A code whose Fibonacci weights already exceed the values left in the
+                    // block cannot end in a valid run (and would overflow).
+                    if f1 > left {
+                        return Err(
+                            self.bad(format!("run length code longer than a block of {size}"))
+                        );
+                    }
                 }
                 first = false;
                 if now {
@@ -234,6 +241,15 @@ impl<V: BitsValue> Encoder<V> for RlbeEncoder<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fuzz_finding_endless_run_code_is_an_error() {
+        // A block of 4 values whose run-length code is a long run of zero bits.
+        let mut bytes = vec![0, 0, 0, 4, 0b0000_0100];
+        bytes.extend([0u8; 40]);
+        let mut d = RlbeDecoder::<i32>::new(&bytes, 0);
+        assert!(d.decode_all(&mut Vec::new(), 10).is_err());
+    }
 
     #[test]
     fn round_trip_runs_and_blocks() {
