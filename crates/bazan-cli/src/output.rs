@@ -20,6 +20,10 @@ pub(crate) enum Format {
     Csv,
 }
 
+/// Table rows buffered before they are printed: the column widths come from the first chunk
+/// of a section, so a long read streams in bounded memory.
+const TABLE_CHUNK: usize = 1000;
+
 /// Cells wider than this are cut in table output, so one long text does not hide the rest.
 const MAX_TABLE_CELL: usize = 60;
 
@@ -29,8 +33,12 @@ pub(crate) struct RowWriter<W: Write> {
     format: Format,
     out: W,
     schema: Option<SchemaRef>,
-    /// Table rows buffered until the section ends (widths depend on every row).
+    /// Table rows buffered until the chunk is full or the section ends.
     table: Vec<Vec<String>>,
+    /// True while the buffer's first row is the section's header.
+    header_pending: bool,
+    /// The section's column widths, fixed once its first chunk is printed.
+    widths: Option<Vec<usize>>,
 }
 
 impl<W: Write> RowWriter<W> {
@@ -41,6 +49,8 @@ impl<W: Write> RowWriter<W> {
             out,
             schema: None,
             table: Vec::new(),
+            header_pending: false,
+            widths: None,
         }
     }
 
@@ -71,6 +81,8 @@ impl<W: Write> RowWriter<W> {
                 Format::Table => {
                     self.table
                         .push(schema.fields().iter().map(|f| f.name().clone()).collect());
+                    self.header_pending = true;
+                    self.widths = None;
                 }
                 Format::Ndjson => {}
             }
@@ -100,6 +112,9 @@ impl<W: Write> RowWriter<W> {
                             .map(|c| table_cell(c.as_ref(), r))
                             .collect(),
                     );
+                    if self.table.len() >= TABLE_CHUNK {
+                        self.flush_table()?;
+                    }
                 }
             }
         }
@@ -118,30 +133,34 @@ impl<W: Write> RowWriter<W> {
             return Ok(());
         }
         let columns = self.table[0].len();
-        let mut widths = vec![0usize; columns];
-        for row in &self.table {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.chars().count());
+        let widths = self.widths.get_or_insert_with(|| {
+            let mut widths = vec![0usize; columns];
+            for row in &self.table {
+                for (w, cell) in widths.iter_mut().zip(row) {
+                    *w = (*w).max(cell.chars().count());
+                }
             }
-        }
+            widths
+        });
         for (i, row) in self.table.iter().enumerate() {
             let mut line = String::new();
-            for (j, (cell, w)) in row.iter().zip(&widths).enumerate() {
+            for (j, (cell, w)) in row.iter().zip(widths.iter()).enumerate() {
                 if j > 0 {
                     line.push_str("  ");
                 }
                 line.push_str(cell);
                 if j + 1 < columns {
-                    let pad = w - cell.chars().count();
+                    let pad = w.saturating_sub(cell.chars().count());
                     line.extend(std::iter::repeat_n(' ', pad));
                 }
             }
             writeln!(self.out, "{}", line.trim_end())?;
-            if i == 0 {
+            if i == 0 && self.header_pending {
                 let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
                 writeln!(self.out, "{}", rule.join("  "))?;
             }
         }
+        self.header_pending = false;
         self.table.clear();
         Ok(())
     }
@@ -223,6 +242,23 @@ mod tests {
             render(Format::Ndjson),
             "{\"id\":1,\"name\":\"a,b\"}\n{\"id\":null,\"name\":\"x\\\"y\"}\n{\"id\":-300,\"name\":null}\n"
         );
+    }
+
+    #[test]
+    fn long_tables_stream_in_chunks_with_the_first_chunk_widths() {
+        let mut w = RowWriter::new(Format::Table, Vec::new());
+        let n = TABLE_CHUNK + 5;
+        let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, false)]));
+        let values: Vec<i64> = (0..n as i64)
+            .map(|i| if i < 1000 { 7 } else { i * 1000 })
+            .collect();
+        let b = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(values))]).unwrap();
+        w.write_batch(&b).unwrap();
+        let text = String::from_utf8(w.finish().unwrap()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), n + 2, "one header, one rule, every row");
+        assert_eq!(&lines[..3], &["v", "-", "7"]);
+        assert_eq!(lines[n + 1], "1004000");
     }
 
     #[test]
