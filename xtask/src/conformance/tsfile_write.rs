@@ -20,7 +20,7 @@ use tsfile_format::schema::{MeasurementSchema, TableColumn, TableSchema};
 use tsfile_format::types::{
     ColumnCategory, CompressionType as C, TSDataType as T, TSEncoding as E,
 };
-use tsfile_index::writer::{TsFileWriter, WriterOptions};
+use tsfile_index::writer::{Flavor, TsFileWriter, WriterOptions};
 
 use super::CaseResult;
 
@@ -152,6 +152,8 @@ struct TableCase {
     rows: usize,
     nulls: f64,
     flushes: usize,
+    /// Write calls per table (without explicit flushes; 0 = one per flush).
+    parts: usize,
     null_tags: bool,
     start: i64,
 }
@@ -213,7 +215,7 @@ fn write_table_case(c: &TableCase, path: &Path, rng: &mut Rng) -> anyhow::Result
         // Devices whose tag values coincide would get duplicate times: keep them distinct.
         let mut seen = std::collections::HashSet::new();
         rows.retain(|r| seen.insert(serde_json::to_string(&r[..=*tags]).unwrap_or_default()));
-        let chunk = rows.len().div_ceil(c.flushes.max(1)).max(1);
+        let chunk = rows.len().div_ceil(c.flushes.max(c.parts).max(1)).max(1);
         for part in rows.chunks(chunk) {
             let mut arrays: Vec<(String, ArrayRef)> = vec![(
                 "time".into(),
@@ -464,6 +466,7 @@ fn table_cases() -> Vec<TableCase> {
         rows: 300,
         nulls: 0.15,
         flushes: 1,
+        parts: 0,
         null_tags: false,
         start: 1_700_000_000_000,
     };
@@ -592,6 +595,33 @@ fn table_cases() -> Vec<TableCase> {
     out.push(TableCase {
         nulls: 1.0,
         ..base("table_all_null", d(), defaults())
+    });
+    // Java's choices: mask bits on aligned TimeseriesMetadata, Java Bloom sizing and hashing,
+    // no operation-index record, Java property order; trailing null tags trimmed.
+    out.push(TableCase {
+        null_tags: true,
+        flushes: 2,
+        ..base(
+            "table_java_flavor",
+            WriterOptions {
+                flavor: Flavor::Java,
+                ..d()
+            },
+            defaults(),
+        )
+    });
+    // Chunk groups flushed by the memory threshold alone.
+    out.push(TableCase {
+        rows: 1500,
+        parts: 30,
+        ..base(
+            "table_memory_threshold_flush",
+            WriterOptions {
+                chunk_group_size_threshold: 16 * 1024,
+                ..d()
+            },
+            defaults(),
+        )
     });
     // Every encoding we write × every compression we write, one column each.
     let mut matrix: Vec<Col> = Vec::new();
@@ -946,11 +976,22 @@ pub fn run(dir: &Path) -> anyhow::Result<Vec<CaseResult>> {
     }
     let mut results = Vec::new();
     for (name, path, r) in written {
+        let needs_chunks = name.contains("multi_chunk") || name.contains("memory_threshold");
         let res = r.and_then(|expected| {
             let got = answers
                 .remove(&path)
                 .context("the official reader gave no answer")?;
             check_official(&expected, &got)?;
+            if needs_chunks {
+                let most = got["series"]
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|(_, s)| s["chunks"].as_u64())
+                    .max()
+                    .unwrap_or(0);
+                ensure!(most > 1, "every series has a single chunk");
+            }
             check_ours(&expected, &path)
         });
         results.push(CaseResult::from_result(name, res));
