@@ -238,7 +238,11 @@ fn stats<R: ChunkReader + 'static>(
         if !wanted.wants(field.name())
             || !matches!(
                 field.data_type(),
-                DataType::Int64 | DataType::Float64 | DataType::Utf8
+                DataType::Int64
+                    | DataType::Float64
+                    | DataType::Utf8
+                    | DataType::LargeUtf8
+                    | DataType::Utf8View
             )
         {
             continue;
