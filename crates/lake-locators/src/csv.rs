@@ -368,7 +368,7 @@ impl Locator for DelimitedLocator {
     }
 
     fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
-        let data = FileBytes::open(path)?;
+        let data = FileBytes::open_whole(path)?;
         Ok(index_bytes(path, &data, options)?.1)
     }
 

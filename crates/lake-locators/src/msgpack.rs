@@ -478,7 +478,7 @@ impl Locator for MsgPackLocator {
     }
 
     fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
-        let data = FileBytes::open(path)?;
+        let data = FileBytes::open_whole(path)?;
         index_bytes(path, &data, options)
     }
 

@@ -21,8 +21,18 @@ pub(crate) struct FileBytes {
 }
 
 impl FileBytes {
-    /// Maps `path` read-only.
+    /// Maps `path` read-only, for reads that touch a small part of it.
     pub(crate) fn open(path: &Path) -> Result<Self> {
+        Self::map(path, false)
+    }
+
+    /// Maps `path` read-only with its pages faulted in up front (one kernel call instead of a
+    /// page fault per 4 KiB), for the indexing pass that reads every byte.
+    pub(crate) fn open_whole(path: &Path) -> Result<Self> {
+        Self::map(path, true)
+    }
+
+    fn map(path: &Path, populate: bool) -> Result<Self> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         if len == 0 {
@@ -31,7 +41,11 @@ impl FileBytes {
         // SAFETY: the map is read-only and private to this process. A concurrent writer that
         // truncates the file could fault the process, which is the documented risk of reading
         // data lakes in place; the lake map detects modified files by size and mtime first.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        let mut options = memmap2::MmapOptions::new();
+        if populate {
+            options.populate();
+        }
+        let map = unsafe { options.map(&file) }.map_err(|e| Error::io(path, e))?;
         Ok(FileBytes {
             map: Some(Arc::new(map)),
         })
