@@ -264,16 +264,27 @@ fn system_time_ms(t: SystemTime) -> i64 {
 /// Checks an entry path lexically: relative, `/`-separated, no empty, `.` or `..` segment,
 /// no backslash or NUL. Returns the reason when it is refused.
 pub fn check_entry_path(path: &str) -> std::result::Result<(), &'static str> {
-    if path.is_empty() {
+    // One pass over the bytes: this runs for every entry when a map is loaded.
+    let bytes = path.as_bytes();
+    if bytes.is_empty() {
         return Err("empty path");
     }
-    if path.starts_with('/') || path.bytes().any(|b| b == b'\\' || b == 0) {
+    if bytes[0] == b'/' {
         return Err("absolute path, backslash or NUL");
     }
-    for seg in path.split('/') {
-        match seg {
-            "" => return Err("empty path segment"),
-            "." | ".." => return Err("`.` or `..` segment"),
+    let mut seg_start = 0;
+    for i in 0..=bytes.len() {
+        let b = if i < bytes.len() { bytes[i] } else { b'/' };
+        match b {
+            b'\\' | 0 => return Err("absolute path, backslash or NUL"),
+            b'/' => {
+                match &bytes[seg_start..i] {
+                    b"" => return Err("empty path segment"),
+                    b"." | b".." => return Err("`.` or `..` segment"),
+                    _ => {}
+                }
+                seg_start = i + 1;
+            }
             _ => {}
         }
     }
