@@ -146,10 +146,9 @@ pub fn load_map_file(root: &Path, path: &Path) -> Result<LakeMap> {
         ));
     }
     // SAFETY: the map is only read; a concurrent writer replaces it by rename, never in
-    // place, so the mapped bytes do not change under us. `populate` maps every page in one
-    // call instead of one page fault per page touched while the entries are checked.
-    let mmap = unsafe { memmap2::MmapOptions::new().map(&file) }
-        .map_err(|e| Error::io(path, e))?;
+    // place, so the mapped bytes do not change under us. No `populate`: pages of the JSON
+    // columns are only touched when an entry's blocks, stats or schema are read.
+    let mmap = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
     let buffer = Buffer::from(bytes::Bytes::from_owner(mmap));
     // arrow-ipc 59 can panic on some damaged buffers (e.g. a validity bitmap shorter than
     // the array) instead of returning an error; a damaged map must be a clear error.
