@@ -157,39 +157,75 @@ fn unescape_into(text: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(rest);
 }
 
-/// Splits a line that holds no quote at `delim`, calling `f(column, text)` for each field;
-/// returns the field count. Eight bytes at a time: a byte equal to the delimiter becomes a
-/// zero byte after the XOR, and the exact zero-byte test marks it with its high bit.
+/// Delimiter positions [`scan_plain_record`] buffers; wider records take the general path.
+const MAX_CUTS: usize = 64;
+
+/// Marks with its high bit every zero byte of `x` (exactly: no false positives).
 #[inline(always)]
-fn split_line(line: &[u8], delim: u8, mut f: impl FnMut(usize, &[u8])) -> usize {
+fn zero_bytes(x: u64) -> u64 {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    let pattern = u64::from_ne_bytes([delim; 8]);
-    let mut col = 0;
-    let mut start = 0;
-    let mut i = 0;
+    !(((x & LOW7) + LOW7) | x | LOW7)
+}
+
+/// One word-at-a-time pass over the record starting at `start` that finds its line end and
+/// its delimiters, for records without any quote: `Some((line_end, delimiter_count))` with
+/// the delimiter positions in `cuts` (`line_end` is the `\n` or the end of the data). `None`
+/// when a quote comes before the line end or the record has more than [`MAX_CUTS`]
+/// delimiters: the caller then splits it with the quote-aware [`split_record`].
+#[inline(always)]
+fn scan_plain_record(
+    data: &[u8],
+    start: usize,
+    delim: u8,
+    cuts: &mut [usize; MAX_CUTS],
+) -> Option<(usize, usize)> {
+    let pd = u64::from_ne_bytes([delim; 8]);
+    let pn = u64::from_ne_bytes([b'\n'; 8]);
+    let pq = u64::from_ne_bytes([b'"'; 8]);
+    let mut n = 0;
+    let mut i = start;
     let mut word = [0u8; 8];
-    while i + 8 <= line.len() {
-        word.copy_from_slice(&line[i..i + 8]);
-        let x = u64::from_le_bytes(word) ^ pattern;
-        let mut hits = !(((x & LOW7) + LOW7) | x | LOW7);
-        while hits != 0 {
-            let p = i + (hits.trailing_zeros() / 8) as usize;
-            f(col, &line[start..p]);
-            col += 1;
-            start = p + 1;
-            hits &= hits - 1;
+    while i + 8 <= data.len() {
+        word.copy_from_slice(&data[i..i + 8]);
+        let w = u64::from_le_bytes(word);
+        let mut d = zero_bytes(w ^ pd);
+        let newline = zero_bytes(w ^ pn);
+        let quote = zero_bytes(w ^ pq);
+        let stop = newline | quote;
+        if stop != 0 {
+            let first = stop.trailing_zeros();
+            if quote & (1u64 << first) != 0 {
+                return None;
+            }
+            // Only the delimiters before the line end belong to this record.
+            d &= (1u64 << first) - 1;
+            while d != 0 {
+                *cuts.get_mut(n)? = i + (d.trailing_zeros() / 8) as usize;
+                n += 1;
+                d &= d - 1;
+            }
+            return Some((i + (first / 8) as usize, n));
+        }
+        while d != 0 {
+            *cuts.get_mut(n)? = i + (d.trailing_zeros() / 8) as usize;
+            n += 1;
+            d &= d - 1;
         }
         i += 8;
     }
-    for (p, &b) in line.iter().enumerate().skip(i) {
+    for (k, &b) in data.iter().enumerate().skip(i) {
+        if b == b'\n' {
+            return Some((k, n));
+        }
+        if b == b'"' {
+            return None;
+        }
         if b == delim {
-            f(col, &line[start..p]);
-            col += 1;
-            start = p + 1;
+            *cuts.get_mut(n)? = k;
+            n += 1;
         }
     }
-    f(col, &line[start..]);
-    col + 1
+    Some((data.len(), n))
 }
 
 /// The parsed header of a delimited file.
@@ -261,6 +297,7 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Head
     let mut blocks: Vec<Block> = Vec::new();
     let mut row = 0u64;
     let mut scratch = Vec::new();
+    let mut cuts = [0usize; MAX_CUTS];
     let mut pos = skip_empty_lines(data, h.body);
     // A countdown instead of `row % stride`: a 64-bit division per row is measurable here.
     let mut until_checkpoint = 0u64;
@@ -295,24 +332,21 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Head
         };
         // Most records hold no quote: find the line end once and split the line with a
         // word-at-a-time delimiter scan; a record with a quote takes the general path.
-        let rest = &data[pos..];
-        let (end, n) = match memchr2(b'\n', b'"', rest) {
-            Some(i) if rest[i] == b'\n' => {
-                let line = &rest[..i];
-                let line = line.strip_suffix(b"\r").unwrap_or(line);
-                (
-                    pos + i + 1,
-                    split_line(line, h.delim, |i, t| observe(i, t, false)),
-                )
+        let (end, n) = match scan_plain_record(data, pos, h.delim, &mut cuts) {
+            Some((line_end, ncuts)) => {
+                let mut prev = pos;
+                for (k, &cut) in cuts[..ncuts].iter().enumerate() {
+                    observe(k, &data[prev..cut], false);
+                    prev = cut + 1;
+                }
+                let mut last = line_end;
+                if last > prev && data[last - 1] == b'\r' {
+                    last -= 1;
+                }
+                observe(ncuts, &data[prev..last], false);
+                ((line_end + 1).min(data.len()), ncuts + 1)
             }
-            None => {
-                let line = rest.strip_suffix(b"\r").unwrap_or(rest);
-                (
-                    data.len(),
-                    split_line(line, h.delim, |i, t| observe(i, t, false)),
-                )
-            }
-            Some(_) => split_record(data, pos, h.delim, observe)
+            None => split_record(data, pos, h.delim, observe)
                 .map_err(|e| field_error(path, h.format, e, Some(row)))?,
         };
         if n != ncols {
@@ -506,24 +540,21 @@ mod tests {
     }
 
     #[test]
-    fn splits_lines_word_at_a_time() {
-        for line in [
-            &b""[..],
-            b",",
-            b"a,bb,,ccc,dddd,eeeee,ffffff,ggggggg,hhhhhhhh,",
-            b"12345678,12345678,1234567,123456789",
-            b"no delimiter at all in this long line",
-        ] {
-            let mut ours = Vec::new();
-            let n = split_line(line, b',', |i, t| ours.push((i, t.to_vec())));
-            let naive: Vec<(usize, Vec<u8>)> = line
-                .split(|&b| b == b',')
-                .enumerate()
-                .map(|(i, t)| (i, t.to_vec()))
-                .collect();
-            assert_eq!(ours, naive);
-            assert_eq!(n, naive.len());
-        }
+    fn plain_records_word_at_a_time() {
+        let mut cuts = [0usize; MAX_CUTS];
+        let data = b"a,bb,,ccc,dddd,eeeee\r\n1234567,12345678,x\n\"q\",1\nz,\"q\"\nlast,,";
+        assert_eq!(scan_plain_record(data, 0, b',', &mut cuts), Some((21, 5)));
+        assert_eq!(cuts[..5], [1, 4, 5, 9, 14]);
+        assert_eq!(scan_plain_record(data, 22, b',', &mut cuts), Some((40, 2)));
+        assert_eq!(cuts[..2], [29, 38]);
+        assert_eq!(scan_plain_record(data, 41, b',', &mut cuts), None);
+        assert_eq!(scan_plain_record(data, 47, b',', &mut cuts), None);
+        assert_eq!(
+            scan_plain_record(data, 53, b',', &mut cuts),
+            Some((data.len(), 2))
+        );
+        let wide = [b','; 100];
+        assert_eq!(scan_plain_record(&wide, 0, b',', &mut cuts), None);
     }
 
     #[test]
