@@ -7,6 +7,7 @@ use std::process::Command;
 use anyhow::Context;
 
 pub mod codecs;
+pub mod lake;
 pub mod locators;
 pub mod locators_rows;
 pub mod tsfile;
@@ -37,6 +38,10 @@ pub fn benches() -> Vec<Bench> {
         name: "locators",
         about: "columnar formats: Parquet/ORC/Avro/Arrow index time and deep 100-row reads vs pyarrow/DuckDB",
         run: locators::run,
+    }, Bench {
+        name: "lake",
+        about: "Lake Map on a 1 GB mixed lake: map create, deep slices, map load, locate_row vs DuckDB",
+        run: lake::run,
     }, Bench {
         name: "tsfile",
         about: "TsFile: full read of `large` into Arrow and open+devices+series metadata of `table_many_devices` vs the official reader",
