@@ -100,16 +100,39 @@ pub(crate) fn bytes_at(array: &dyn Array, i: usize) -> &[u8] {
     }
 }
 
-/// The string of value `i` of a TAG column (`None` when null).
-pub(crate) fn tag_at(array: &dyn Array, i: usize) -> Option<&str> {
-    if array.is_null(i) {
-        return None;
+/// A TAG column, downcast once: the string of each row, `None` when null.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum TagColumn<'a> {
+    Utf8(&'a arrow_array::StringArray),
+    LargeUtf8(&'a arrow_array::LargeStringArray),
+    Utf8View(&'a arrow_array::StringViewArray),
+    /// A column missing from the batch, or of another type: null in every row.
+    Null,
+}
+
+impl<'a> TagColumn<'a> {
+    /// Downcasts `array` (or `None` for a missing column).
+    pub(crate) fn new(array: Option<&'a dyn Array>) -> Self {
+        let Some(a) = array else {
+            return TagColumn::Null;
+        };
+        match a.data_type() {
+            DataType::Utf8 => TagColumn::Utf8(a.as_string::<i32>()),
+            DataType::LargeUtf8 => TagColumn::LargeUtf8(a.as_string::<i64>()),
+            DataType::Utf8View => TagColumn::Utf8View(a.as_string_view()),
+            _ => TagColumn::Null,
+        }
     }
-    match array.data_type() {
-        DataType::Utf8 => Some(array.as_string::<i32>().value(i)),
-        DataType::LargeUtf8 => Some(array.as_string::<i64>().value(i)),
-        DataType::Utf8View => Some(array.as_string_view().value(i)),
-        _ => None,
+
+    /// The value of row `i`.
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> Option<&'a str> {
+        match self {
+            TagColumn::Utf8(a) => a.is_valid(i).then(|| a.value(i)),
+            TagColumn::LargeUtf8(a) => a.is_valid(i).then(|| a.value(i)),
+            TagColumn::Utf8View(a) => a.is_valid(i).then(|| a.value(i)),
+            TagColumn::Null => None,
+        }
     }
 }
 

@@ -199,9 +199,9 @@ impl TsFileWriter {
             }
         }
         // Group rows by device, in first-seen order.
-        let tags: Vec<Option<&dyn Array>> = schema
+        let tags: Vec<conv::TagColumn<'_>> = schema
             .tag_columns()
-            .map(|c| batch.column_by_name(&c.schema.name).map(|a| a.as_ref()))
+            .map(|c| conv::TagColumn::new(batch.column_by_name(&c.schema.name).map(|a| a.as_ref())))
             .collect();
         let mut groups: HashMap<Vec<Option<&str>>, usize> = HashMap::new();
         let mut order: Vec<(DeviceId, Vec<Range<usize>>)> = Vec::new();
@@ -209,18 +209,9 @@ impl TsFileWriter {
         for row in 0..batch.num_rows() {
             // Rows usually come in runs of one device: compare with the previous row first.
             let slot = match prev {
-                Some((slot, p))
-                    if tags
-                        .iter()
-                        .all(|a| a.is_none_or(|a| conv::tag_at(a, row) == conv::tag_at(a, p))) =>
-                {
-                    slot
-                }
+                Some((slot, p)) if tags.iter().all(|a| a.get(row) == a.get(p)) => slot,
                 _ => {
-                    let mut key: Vec<Option<&str>> = tags
-                        .iter()
-                        .map(|a| a.and_then(|a| conv::tag_at(a, row)))
-                        .collect();
+                    let mut key: Vec<Option<&str>> = tags.iter().map(|a| a.get(row)).collect();
                     if self.opts.trim_trailing_null_tags {
                         while key.last() == Some(&None) {
                             key.pop();
@@ -459,23 +450,34 @@ impl TsFileWriter {
                 .map(|s| (&s.values, s.validity.as_slice()))
                 .collect();
             let pages = chunk::aligned_pages(dev.times.len(), &cols, &self.opts);
-            let c = chunk::time_chunk(&dev.times, &pages, &self.opts)?;
+            // The time chunk and the value chunks are encoded in parallel (they are
+            // independent), then written in order.
+            let opts = &self.opts;
+            let times = &dev.times;
+            let jobs: Vec<Option<&Series>> = std::iter::once(None)
+                .chain(dev.series.values().map(Some))
+                .collect();
+            let chunks = parallel_map(&jobs, times.len(), |job| match job {
+                None => chunk::time_chunk(times, &pages, opts),
+                Some(s) => chunk::value_chunk(
+                    codec_of(&s.schema),
+                    &s.values,
+                    &s.validity,
+                    times,
+                    &pages,
+                    opts,
+                ),
+            });
+            let mut chunks = chunks.into_iter();
+            let c = chunks.next().ok_or(WriteError::Closed)??;
             let offset = self.pos as i64;
             self.emit(&c.bytes)?;
             dev.time_chunks.push(ChunkRecord {
                 offset,
                 statistics: c.statistics,
             });
-            for s in dev.series.values_mut() {
-                let codec = codec_of(&s.schema);
-                let c = chunk::value_chunk(
-                    codec,
-                    &s.values,
-                    &s.validity,
-                    &dev.times,
-                    &pages,
-                    &self.opts,
-                )?;
+            for (s, c) in dev.series.values_mut().zip(chunks) {
+                let c = c?;
                 let offset = self.pos as i64;
                 self.emit(&c.bytes)?;
                 s.chunks.push(ChunkRecord {
@@ -584,6 +586,37 @@ impl Drop for TsFileWriter {
             let _ = std::fs::remove_file(&self.tmp_path);
         }
     }
+}
+
+/// `f` over `jobs`, in order; on several threads when there are enough rows to be worth it.
+fn parallel_map<J: Sync, R: Send>(jobs: &[J], rows: usize, f: impl Fn(&J) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(jobs.len());
+    if threads < 2 || rows < 4096 {
+        return jobs.iter().map(&f).collect();
+    }
+    let f = &f;
+    let mut out: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    jobs.iter()
+                        .enumerate()
+                        .skip(t)
+                        .step_by(threads)
+                        .map(|(i, j)| (i, f(j)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, r)| r).collect()
 }
 
 fn codec_of(s: &MeasurementSchema) -> ColumnCodec<'_> {

@@ -2,7 +2,7 @@
 //! concatenated, ordered by device and time, checked for duplicate timestamps within a
 //! device, and written as one sorted stream.
 
-use arrow_array::{Array, RecordBatch, UInt32Array};
+use arrow_array::{RecordBatch, UInt32Array};
 use arrow_select::concat::concat_batches;
 use arrow_select::take::take_record_batch;
 
@@ -31,15 +31,11 @@ impl TsFileWriter {
             .map_err(|e| WriteError::schema(format!("input batches disagree: {e}")))?;
         let times = super::file::time_values(&batch, time_column)?;
         let tag_names = self.tag_names(table)?;
-        let tags: Vec<Option<&dyn Array>> = tag_names
+        let tags: Vec<conv::TagColumn<'_>> = tag_names
             .iter()
-            .map(|n| batch.column_by_name(n).map(|a| a.as_ref()))
+            .map(|n| conv::TagColumn::new(batch.column_by_name(n).map(|a| a.as_ref())))
             .collect();
-        let key = |row: usize| -> Vec<Option<&str>> {
-            tags.iter()
-                .map(|a| a.and_then(|a| conv::tag_at(a, row)))
-                .collect()
-        };
+        let key = |row: usize| -> Vec<Option<&str>> { tags.iter().map(|a| a.get(row)).collect() };
         let keys: Vec<Vec<Option<&str>>> = (0..batch.num_rows()).map(key).collect();
         let mut order: Vec<u32> = (0..batch.num_rows() as u32).collect();
         order.sort_by(|&a, &b| {
