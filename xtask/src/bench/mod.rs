@@ -7,6 +7,7 @@ use std::process::Command;
 use anyhow::Context;
 
 pub mod codecs;
+pub mod doctor;
 pub mod lake;
 pub mod locators;
 pub mod locators_rows;
@@ -42,6 +43,10 @@ pub fn benches() -> Vec<Bench> {
         name: "lake",
         about: "Lake Map on a 1 GB mixed lake: map create, deep slices, map load, locate_row vs DuckDB",
         run: lake::run,
+    }, Bench {
+        name: "doctor",
+        about: "Lake Doctor: blake3 mode over the 1 GB lake vs b3sum, metadata mode over 100,000 files",
+        run: doctor::run,
     }, Bench {
         name: "tsfile",
         about: "TsFile: full read of `large` into Arrow and open+devices+series metadata of `table_many_devices` vs the official reader",
