@@ -13,7 +13,7 @@ use serde_json::Value;
 use tsfile_format::file::{Property, TsFileMetadata};
 use tsfile_format::schema::{MeasurementSchema, TableColumn, TableSchema};
 use tsfile_format::types::{ColumnCategory, CompressionType, TSDataType, TSEncoding};
-use tsfile_index::writer::{Flavor, TsFileWriter, WriterOptions};
+use tsfile_index::writer::{BloomHashing, Flavor, TsFileWriter, WriterOptions};
 
 use crate::common::corpus;
 
@@ -98,6 +98,7 @@ pub(crate) fn options_of(exp: &Value) -> WriterOptions {
         default_compression: comp(&c["default_compression_type_"]),
         trim_trailing_null_tags: false,
         flavor: Flavor::Cpp,
+        bloom_hashing: BloomHashing::Cpp,
         ..WriterOptions::default()
     }
 }

@@ -20,7 +20,7 @@ use tsfile_format::schema::{MeasurementSchema, TableColumn, TableSchema};
 use tsfile_format::types::{
     ColumnCategory, CompressionType as C, TSDataType as T, TSEncoding as E,
 };
-use tsfile_index::writer::{Flavor, TsFileWriter, WriterOptions};
+use tsfile_index::writer::{BloomHashing, Flavor, TsFileWriter, WriterOptions};
 
 use super::CaseResult;
 
@@ -855,6 +855,7 @@ fn write_like_cpp(exp: &Value, compression: C, out: &Path) -> anyhow::Result<()>
         time_compression: compression,
         default_compression: compression,
         trim_trailing_null_tags: false,
+        bloom_hashing: BloomHashing::Cpp,
         ..WriterOptions::default()
     };
     let mut w = TsFileWriter::create(out, opts.clone())?;

@@ -546,7 +546,12 @@ impl TsFileWriter {
                 })
                 .collect(),
             meta_offset: meta_offset as i64,
-            bloom_filter: index::bloom(&series, self.opts.bloom_error_rate, flavor),
+            bloom_filter: index::bloom(
+                &series,
+                self.opts.bloom_error_rate,
+                flavor,
+                self.opts.bloom_hashing,
+            ),
             properties: index::properties(flavor, &self.opts.properties),
         };
         let mut m = Writer::new();

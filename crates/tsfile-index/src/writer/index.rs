@@ -13,7 +13,7 @@ use tsfile_format::metadata_index::{IndexKey, MetadataIndexEntry, MetadataIndexN
 use tsfile_format::timeseries::TimeseriesMetadata;
 use tsfile_format::types::MetadataIndexNodeType;
 
-use super::options::Flavor;
+use super::options::{BloomHashing, Flavor};
 
 /// One device's series, in ascending measurement order (the time column `""` first).
 #[derive(Debug)]
@@ -166,8 +166,13 @@ pub(crate) fn build(
 }
 
 /// The Bloom filter over every series path (`device.measurement`, the time column included),
-/// sized and hashed as `flavor` does (§7.7).
-pub(crate) fn bloom(devices: &[DeviceSeries], error_rate: f64, flavor: Flavor) -> BloomFilter {
+/// sized as `flavor` does and hashed with `hashing` (§7.7).
+pub(crate) fn bloom(
+    devices: &[DeviceSeries],
+    error_rate: f64,
+    flavor: Flavor,
+    hashing: BloomHashing,
+) -> BloomFilter {
     let entries: usize = match flavor {
         // C++ sizes by the number of TimeseriesMetadata, time columns included, minus one
         // (derived from its files: 5 devices × 10 fields → n = 54, 300 devices × 3 fields →
@@ -185,9 +190,11 @@ pub(crate) fn bloom(devices: &[DeviceSeries], error_rate: f64, flavor: Flavor) -
             .sum(),
     };
     let mut filter = BloomFilter::with_capacity(entries, error_rate);
-    let tail = match flavor {
-        Flavor::Cpp => TailBytes::ZeroExtended,
-        Flavor::Java => TailBytes::SignExtended,
+    let tails: &[TailBytes] = match hashing {
+        BloomHashing::Java => &[TailBytes::SignExtended],
+        BloomHashing::Cpp => &[TailBytes::ZeroExtended],
+        // Identical for ASCII paths; a non-ASCII path sets the bits of both variants.
+        BloomHashing::Both => &[TailBytes::SignExtended, TailBytes::ZeroExtended],
     };
     let size = filter.size_in_bits.max(1);
     let k = (filter.hash_count as usize).min(bloom_filter::SEEDS.len());
@@ -195,7 +202,10 @@ pub(crate) fn bloom(devices: &[DeviceSeries], error_rate: f64, flavor: Flavor) -
         let device = d.id.to_string();
         for s in &d.series {
             let path = format!("{device}.{}", s.measurement_id);
-            for &seed in &bloom_filter::SEEDS[..k] {
+            for (&seed, &tail) in bloom_filter::SEEDS[..k]
+                .iter()
+                .flat_map(|s| tails.iter().map(move |t| (s, t)))
+            {
                 let h = bloom_filter::murmur3_x64_128_low32(path.as_bytes(), seed, tail);
                 let h = if h == i32::MIN { 0 } else { h };
                 let p = h.unsigned_abs() % size;
@@ -231,4 +241,77 @@ pub(crate) fn properties(flavor: Flavor, user: &[Property]) -> Vec<Property> {
     };
     props.extend(user.iter().cloned());
     props
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tsfile_format::statistics::{Statistics, StatisticsValues};
+    use tsfile_format::timeseries::{ChunkMetadata, TimeseriesMetadata};
+    use tsfile_format::types::TSDataType;
+
+    fn device(table: &str, tag: &str, field: &str) -> DeviceSeries {
+        let ts = |name: &str| TimeseriesMetadata {
+            timeseries_type: 0,
+            measurement_id: name.to_string(),
+            data_type: TSDataType::Vector,
+            statistics: Statistics {
+                count: 1,
+                start_time: 0,
+                end_time: 0,
+                values: StatisticsValues::None,
+            },
+            chunk_metadata: vec![ChunkMetadata {
+                offset_of_chunk_header: 7,
+                statistics: None,
+            }],
+        };
+        DeviceSeries {
+            id: DeviceId::from_strs(&[table, tag]),
+            series: vec![ts(""), ts(field)],
+        }
+    }
+
+    fn all_set(f: &BloomFilter, path: &str, tail: TailBytes) -> bool {
+        bloom_filter::SEEDS[..f.hash_count as usize]
+            .iter()
+            .all(|&seed| {
+                let h = bloom_filter::murmur3_x64_128_low32(path.as_bytes(), seed, tail);
+                let p = if h == i32::MIN { 0 } else { h }.unsigned_abs() % f.size_in_bits;
+                f.bits
+                    .get((p / 8) as usize)
+                    .is_some_and(|b| b & (1 << (p % 8)) != 0)
+            })
+    }
+
+    /// The §7.7 check values: `t.d1.v` and `t.d1.` in a 256-bit filter (TV9's 31 bytes).
+    #[test]
+    fn tv9_bloom_filter() {
+        let f = bloom(
+            &[device("t", "d1", "v")],
+            0.05,
+            Flavor::Cpp,
+            BloomHashing::Both,
+        );
+        assert_eq!((f.size_in_bits, f.hash_count, f.bits.len()), (256, 5, 31));
+        let mut w = Writer::new();
+        f.encode(&mut w);
+        let tv9 = "1f00000010000000422000000000000000098000001000000000800000000040800205";
+        let hex: String = w.as_bytes().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, tv9);
+    }
+
+    /// With both hashings a non-ASCII path is found by Java's and C++'s variants.
+    #[test]
+    fn both_hashings_cover_non_ascii_paths() {
+        let devs = [device("tbl", "温度", "x")];
+        let path = "tbl.温度.x";
+        let both = bloom(&devs, 0.05, Flavor::Cpp, BloomHashing::Both);
+        assert!(all_set(&both, path, TailBytes::SignExtended));
+        assert!(all_set(&both, path, TailBytes::ZeroExtended));
+        let cpp = bloom(&devs, 0.05, Flavor::Cpp, BloomHashing::Cpp);
+        assert!(all_set(&cpp, path, TailBytes::ZeroExtended));
+        let java = bloom(&devs, 0.05, Flavor::Java, BloomHashing::Java);
+        assert!(all_set(&java, path, TailBytes::SignExtended));
+    }
 }

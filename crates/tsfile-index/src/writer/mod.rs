@@ -45,7 +45,7 @@ mod stats;
 pub use arrow::{date32_to_yyyymmdd, tsfile_type_of};
 pub use error::{WriteError, WriteResult};
 pub use file::TsFileWriter;
-pub use options::{Flavor, WriterOptions, default_encoding, encoding_is_writable};
+pub use options::{BloomHashing, Flavor, WriterOptions, default_encoding, encoding_is_writable};
 
 use tsfile_format::schema::{MeasurementSchema, TableColumn, TableSchema};
 use tsfile_format::types::{ColumnCategory, TSDataType};

@@ -11,16 +11,30 @@ use tsfile_format::types::{CompressionType, TSDataType, TSEncoding};
 pub enum Flavor {
     /// The C++ library behind the Python package `tsfile` 2.5: TimeseriesMetadata type bytes
     /// without mask bits, TS_2DIFF single-value blocks with `min_delta = 0`, Bloom filter sized
-    /// by the non-time series and hashed with zero-extended tail bytes, the `0x04` operation
+    /// by the TimeseriesMetadata count minus one (hashing: [`BloomHashing`]), the `0x04` operation
     /// index record before the separator, properties in the order `encryptKey, encryptType,
     /// encryptLevel`. Byte-identical output for the same rows and configuration.
     #[default]
     Cpp,
     /// The Java library: mask bits `0x80`/`0x40` on aligned TimeseriesMetadata, TS_2DIFF
     /// single-value blocks with `min_delta = MAX`, Bloom filter sized by all chunk metadata
-    /// and hashed with sign-extended tail bytes, no operation index record, properties in the
+    /// (hashing: [`BloomHashing`]), no operation index record, properties in the
     /// order `encryptLevel, encryptKey, encryptType`.
     Java,
+}
+
+/// How Bloom filter positions are hashed (§7.7): the two libraries differ for paths with
+/// bytes ≥ 0x80 in the last `len % 16` bytes (Java sign-extends them, C++ zero-extends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BloomHashing {
+    /// Java's variant only.
+    Java,
+    /// The C++ variant only (byte-identical with the C++ writer for non-ASCII paths).
+    Cpp,
+    /// Both variants' bits: Java and C++ readers both find every path (the default; the
+    /// same bits as either variant for ASCII paths).
+    #[default]
+    Both,
 }
 
 /// Everything configurable about a [`super::TsFileWriter`]. `Default` gives the official
@@ -50,6 +64,8 @@ pub struct WriterOptions {
     pub trim_trailing_null_tags: bool,
     /// Whose deterministic choices to reproduce.
     pub flavor: Flavor,
+    /// Bloom filter hashing of non-ASCII paths (default: both variants).
+    pub bloom_hashing: BloomHashing,
     /// User properties written after the writer's own encryption properties.
     pub properties: Vec<Property>,
     /// Flush the file to stable storage before the rename of `close` (default true), so
@@ -70,6 +86,7 @@ impl Default for WriterOptions {
             default_compression: CompressionType::Lz4,
             trim_trailing_null_tags: true,
             flavor: Flavor::Cpp,
+            bloom_hashing: BloomHashing::Both,
             properties: Vec::new(),
             sync_on_close: true,
         }
