@@ -185,6 +185,27 @@ impl ColumnInfer {
         if field.is_empty() {
             return;
         }
+        if !self.track {
+            // Classification only, inline: the common case of an index without statistics.
+            if !self.is_text() {
+                if self.may_be_number() {
+                    if is_i64_text(field) {
+                        self.seen_int = true;
+                        return;
+                    }
+                    if is_number(field) {
+                        self.seen_float = true;
+                        return;
+                    }
+                }
+                if self.may_be_bool() && is_bool(field) {
+                    self.seen_bool = true;
+                    return;
+                }
+            }
+            self.seen_str = true;
+            return;
+        }
         if !self.is_text() {
             if self.may_be_number() && self.number_text(field) {
                 return;
@@ -314,7 +335,7 @@ fn eq_short(a: &[u8], b: &[u8]) -> bool {
 
 /// True when `text` is `-?[0-9]+` within i64 (what [`parse_i64`] accepts), without computing
 /// the value unless it has 19 digits.
-#[inline]
+#[inline(always)]
 pub(crate) fn is_i64_text(text: &[u8]) -> bool {
     let digits = match text.first() {
         Some(b'-') => &text[1..],
@@ -363,7 +384,7 @@ pub(crate) fn parse_i64(b: &[u8]) -> Option<i64> {
 /// True for a plain decimal number: `-?`, digits with at most one `.` (at least one digit),
 /// then an optional exponent `[eE][+-]?digits`. No `+` at the start, no `inf`/`NaN` words:
 /// exactly what both Rust's and arrow's float parsers accept among such texts.
-#[inline]
+#[inline(always)]
 pub(crate) fn is_number(b: &[u8]) -> bool {
     let mut i = usize::from(b.first() == Some(&b'-'));
     let mut digits = 0;
