@@ -422,3 +422,60 @@ fn schema_mistakes_are_named() {
     );
     assert!(w.write_table("nope", "time", &wrong).is_err());
 }
+
+/// Pages are encoded as soon as they are full; the bytes do not depend on how the rows were
+/// split into batches.
+#[test]
+fn batch_boundaries_do_not_change_the_bytes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rows = 2_345usize;
+    let times: Vec<i64> = (0..rows as i64).map(|i| i * 3 - 1000).collect();
+    let devs: Vec<&str> = (0..rows)
+        .map(|i| if i < 1500 { "a" } else { "b" })
+        .collect();
+    let vals: Vec<Option<i32>> = (0..rows)
+        .map(|i| (i % 7 != 0).then_some(i as i32))
+        .collect();
+    let write = |name: &str, parts: &[usize]| -> Vec<u8> {
+        let path = dir.path().join(name);
+        let opts = WriterOptions {
+            max_points_per_page: 100,
+            ..WriterOptions::default()
+        };
+        let schema = opts.table_schema(&[
+            ("id", T::String, ColumnCategory::Tag),
+            ("v", T::Int32, ColumnCategory::Field),
+        ]);
+        let mut w = TsFileWriter::create(&path, opts).expect("create");
+        w.register_table("t", schema).expect("register");
+        let mut start = 0;
+        for &end in parts.iter().chain(std::iter::once(&rows)) {
+            let b = RecordBatch::try_from_iter([
+                (
+                    "time",
+                    Arc::new(Int64Array::from(times[start..end].to_vec())) as ArrayRef,
+                ),
+                (
+                    "id",
+                    Arc::new(StringArray::from(devs[start..end].to_vec())) as ArrayRef,
+                ),
+                (
+                    "v",
+                    Arc::new(Int32Array::from(vals[start..end].to_vec())) as ArrayRef,
+                ),
+            ])
+            .expect("batch");
+            w.write_table("t", "time", &b).expect("write");
+            start = end;
+        }
+        w.close().expect("close");
+        std::fs::read(&path).expect("read back")
+    };
+    let whole = write("whole.tsfile", &[]);
+    assert_eq!(
+        whole,
+        write("parts.tsfile", &[1, 99, 100, 250, 1499, 1500, 1601, 2300])
+    );
+    let dump = tsfile_index::dump::dump_path(&dir.path().join("whole.tsfile")).expect("readable");
+    assert_eq!(dump["data"]["tables"][0]["row_count"], json!(rows));
+}

@@ -610,6 +610,26 @@ fn table_cases() -> Vec<TableCase> {
             defaults(),
         )
     });
+    // Numeric columns only with small pages, written in many batches: pages are encoded as
+    // soon as they are full, across batch boundaries.
+    out.push(TableCase {
+        rows: 1000,
+        parts: 7,
+        ..base(
+            "table_pages_sealed_while_writing",
+            WriterOptions {
+                max_points_per_page: 100,
+                ..d()
+            },
+            vec![
+                ("i32", T::Int32, E::Ts2Diff, C::Lz4),
+                ("i64", T::Int64, E::Rle, C::Zstd),
+                ("f32", T::Float, E::Gorilla, C::Snappy),
+                ("f64", T::Double, E::Chimp, C::Gzip),
+                ("b", T::Boolean, E::Plain, C::Uncompressed),
+            ],
+        )
+    });
     // Chunk groups flushed by the memory threshold alone.
     out.push(TableCase {
         rows: 1500,

@@ -112,6 +112,23 @@ impl Values {
         }
     }
 
+    /// Removes the first `n` values.
+    pub(crate) fn drain_front(&mut self, n: usize) {
+        match self {
+            Values::Boolean(v) => drop(v.drain(..n)),
+            Values::Int32(v) => drop(v.drain(..n)),
+            Values::Int64(v) => drop(v.drain(..n)),
+            Values::Float(v) => drop(v.drain(..n)),
+            Values::Double(v) => drop(v.drain(..n)),
+            Values::Binary { offsets, data } => {
+                let cut = offsets[n];
+                data.drain(..cut);
+                offsets.drain(..n);
+                offsets.iter_mut().for_each(|o| *o -= cut);
+            }
+        }
+    }
+
     /// Appends one binary value (the caller checked the type).
     pub(crate) fn push_binary(&mut self, bytes: &[u8]) {
         if let Values::Binary { offsets, data } = self {

@@ -46,12 +46,7 @@ pub(crate) fn aligned_pages(
 ) -> Vec<Range<usize>> {
     let max_points = opts.max_points_per_page.max(1);
     let max_bytes = opts.max_page_bytes.max(1);
-    // Fixed-width columns (at most 8 bytes a value) that cannot reach the byte limit within
-    // `max_points` rows: pages are cut by the point count alone.
-    let fixed = columns
-        .iter()
-        .all(|(v, _)| !matches!(v, Values::Binary { .. }));
-    if fixed && max_points.saturating_mul(8) < max_bytes {
+    if points_only(columns.iter().map(|c| c.0), opts) {
         return (0..rows)
             .step_by(max_points)
             .map(|s| s..(s + max_points).min(rows))
@@ -80,6 +75,16 @@ pub(crate) fn aligned_pages(
         pages.push(start..rows);
     }
     pages
+}
+
+/// True when pages are cut by the point count alone: fixed-width columns (at most 8 bytes a
+/// value) cannot reach the byte limit within `max_points_per_page` rows.
+pub(crate) fn points_only<'a>(
+    mut columns: impl Iterator<Item = &'a Values>,
+    opts: &WriterOptions,
+) -> bool {
+    columns.all(|v| !matches!(v, Values::Binary { .. }))
+        && opts.max_points_per_page.max(1).saturating_mul(8) < opts.max_page_bytes.max(1)
 }
 
 /// Row ranges of the pages of a non-aligned series (time and value in the same page).
@@ -175,31 +180,65 @@ struct Page {
     statistics: Statistics,
 }
 
-/// Compresses the pages and assembles the chunk: single-page marker and no page statistics
-/// for one page, multi-page marker and statistics on every non-empty page otherwise.
+/// A compressed page: `uncompressed == 0` is the empty page `00`.
+#[derive(Debug)]
+pub(crate) struct EncodedPage {
+    uncompressed: u32,
+    data: Vec<u8>,
+    statistics: Statistics,
+}
+
+impl EncodedPage {
+    /// Bytes held, for the chunk-group memory threshold.
+    pub(crate) fn memory(&self) -> usize {
+        self.data.len() + 64
+    }
+
+    fn is_empty(&self) -> bool {
+        self.uncompressed == 0
+    }
+}
+
+/// Compresses one page.
+fn seal(compression: CompressionType, page: Page) -> WriteResult<EncodedPage> {
+    if page.payload.is_empty() {
+        return Ok(EncodedPage {
+            uncompressed: 0,
+            data: Vec::new(),
+            statistics: page.statistics,
+        });
+    }
+    Ok(EncodedPage {
+        uncompressed: page.payload.len() as u32,
+        data: compression::compress(compression, &page.payload)?,
+        statistics: page.statistics,
+    })
+}
+
+/// Assembles the chunk: single-page marker and no page statistics for one page, multi-page
+/// marker and statistics on every non-empty page otherwise.
 fn assemble(
     codec: ColumnCodec<'_>,
     kind: ChunkKind,
-    pages: Vec<Page>,
+    pages: Vec<EncodedPage>,
     empty_stats: Statistics,
-) -> WriteResult<ChunkBytes> {
+) -> ChunkBytes {
     let multi = pages.len() > 1;
     let mut body = Writer::new();
     let mut statistics = empty_stats;
     for page in pages {
         stats::merge(&mut statistics, &page.statistics);
-        if page.payload.is_empty() {
+        if page.is_empty() {
             PageHeader::EMPTY.encode(&mut body);
             continue;
         }
-        let compressed = compression::compress(codec.compression, &page.payload)?;
         PageHeader {
-            uncompressed_size: page.payload.len() as u32,
-            compressed_size: compressed.len() as u32,
+            uncompressed_size: page.uncompressed,
+            compressed_size: page.data.len() as u32,
             statistics: multi.then_some(page.statistics),
         }
         .encode(&mut body);
-        body.write_bytes(&compressed);
+        body.write_bytes(&page.data);
     }
     let marker = match (kind, multi) {
         (ChunkKind::Time, false) => Marker::OnlyOnePageTimeChunkHeader,
@@ -220,10 +259,10 @@ fn assemble(
     let mut w = Writer::new();
     header.encode(&mut w);
     w.write_bytes(body.as_bytes());
-    Ok(ChunkBytes {
+    ChunkBytes {
         bytes: w.into_inner(),
         statistics,
-    })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -249,51 +288,49 @@ fn value_encoder(codec: ColumnCodec<'_>) -> WriteResult<ValueEncoder> {
     )?)
 }
 
-/// The aligned time chunk of a chunk group (`""`, VECTOR, markers 0x81/0x85).
-pub(crate) fn time_chunk(
-    times: &[i64],
-    pages: &[Range<usize>],
-    opts: &WriterOptions,
-) -> WriteResult<ChunkBytes> {
-    let codec = ColumnCodec {
+fn time_codec(opts: &WriterOptions) -> ColumnCodec<'static> {
+    ColumnCodec {
         name: "",
         data_type: TSDataType::Vector,
         encoding: opts.time_encoding,
         compression: opts.time_compression,
-    };
+    }
+}
+
+/// The encoded pages of the aligned time column for the row ranges `pages`.
+pub(crate) fn time_pages(
+    times: &[i64],
+    pages: &[Range<usize>],
+    opts: &WriterOptions,
+) -> WriteResult<Vec<EncodedPage>> {
     let mut out = Vec::with_capacity(pages.len());
     for r in pages {
         let t = &times[r.clone()];
-        out.push(Page {
+        let page = Page {
             payload: time_stream(t, opts.time_encoding, opts.flavor)?,
             statistics: stats::of_times(t),
-        });
+        };
+        out.push(seal(opts.time_compression, page)?);
     }
-    let empty = stats::empty(TSDataType::Vector, 0, 0);
-    assemble(codec, ChunkKind::Time, out, empty)
+    Ok(out)
 }
 
-/// One aligned value chunk: pages share the row ranges of the time chunk; a page whose rows
-/// are all null is the empty page `00`, and a chunk without any value is a single empty page
-/// (as the C++ writer does).
-pub(crate) fn value_chunk(
+/// The aligned time chunk of a chunk group (`""`, VECTOR, markers 0x81/0x85) from its pages.
+pub(crate) fn time_chunk(pages: Vec<EncodedPage>, opts: &WriterOptions) -> ChunkBytes {
+    let empty = stats::empty(TSDataType::Vector, 0, 0);
+    assemble(time_codec(opts), ChunkKind::Time, pages, empty)
+}
+
+/// The encoded pages of one aligned value column for the row ranges `pages` (those of the
+/// time column); a page whose rows are all null is the empty page `00`.
+pub(crate) fn value_pages(
     codec: ColumnCodec<'_>,
     values: &Values,
     validity: &[bool],
     times: &[i64],
     pages: &[Range<usize>],
     opts: &WriterOptions,
-) -> WriteResult<ChunkBytes> {
-    // The C++ writer leaves the time range of a count-0 block at zero.
-    let (start, end) = (0, 0);
-    let empty = stats::empty(codec.data_type, start, end);
-    if values.len() == 0 {
-        let page = Page {
-            payload: Vec::new(),
-            statistics: empty.clone(),
-        };
-        return assemble(codec, ChunkKind::Value, vec![page], empty);
-    }
+) -> WriteResult<Vec<EncodedPage>> {
     let mut enc = value_encoder(codec)?;
     let width =
         ts2diff_width(codec.encoding, codec.data_type).filter(|_| opts.flavor == Flavor::Cpp);
@@ -310,9 +347,11 @@ pub(crate) fn value_chunk(
         }
         let n = present_times.len();
         if n == 0 {
-            out.push(Page {
-                payload: Vec::new(),
-                statistics: stats::empty(codec.data_type, start, end),
+            // The C++ writer leaves the time range of a count-0 block at zero.
+            out.push(EncodedPage {
+                uncompressed: 0,
+                data: Vec::new(),
+                statistics: stats::empty(codec.data_type, 0, 0),
             });
             continue;
         }
@@ -325,12 +364,27 @@ pub(crate) fn value_chunk(
         }
         let mut payload = Vec::with_capacity(stream.len() + 4 + rows.len() / 8 + 1);
         page_payload::join_aligned_value(rows, &stream, &mut payload);
-        out.push(Page {
+        let page = Page {
             payload,
             statistics: stats::of_page(slice, &present_times, codec.data_type),
-        });
+        };
+        out.push(seal(codec.compression, page)?);
     }
-    assemble(codec, ChunkKind::Value, out, empty)
+    Ok(out)
+}
+
+/// One aligned value chunk from its pages; a chunk without any value is a single empty page
+/// (as the C++ writer does).
+pub(crate) fn value_chunk(codec: ColumnCodec<'_>, mut pages: Vec<EncodedPage>) -> ChunkBytes {
+    let empty = stats::empty(codec.data_type, 0, 0);
+    if pages.iter().all(EncodedPage::is_empty) {
+        pages = vec![EncodedPage {
+            uncompressed: 0,
+            data: Vec::new(),
+            statistics: empty.clone(),
+        }];
+    }
+    assemble(codec, ChunkKind::Value, pages, empty)
 }
 
 /// One non-aligned chunk (markers 0x01/0x05): each page holds the encoded times and values.
@@ -356,13 +410,14 @@ pub(crate) fn series_chunk(
         }
         let mut payload = Vec::with_capacity(time_part.len() + stream.len() + 5);
         page_payload::join_non_aligned(&time_part, &stream, &mut payload);
-        out.push(Page {
+        let page = Page {
             payload,
             statistics: stats::of_page(slice, t, codec.data_type),
-        });
+        };
+        out.push(seal(codec.compression, page)?);
     }
     let empty = stats::empty(codec.data_type, 0, 0);
-    assemble(codec, ChunkKind::Plain, out, empty)
+    Ok(assemble(codec, ChunkKind::Plain, out, empty))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use tsfile_format::timeseries::{ChunkMetadata, MULTI_CHUNK_TYPE, TimeseriesMetad
 use tsfile_format::types::{TIME_COLUMN_MASK, TSDataType, VALUE_COLUMN_MASK};
 
 use super::buffer::Values;
+use super::chunk::EncodedPage;
 use super::error::{WriteError, WriteResult};
 use super::options::Flavor;
 use super::stats;
@@ -34,6 +35,8 @@ pub(crate) struct Series {
     pub(crate) times: Vec<i64>,
     /// Non-aligned: the last timestamp written (buffered or flushed).
     pub(crate) last_time: Option<i64>,
+    /// Aligned: pages already encoded for the chunk being built (sealed at write time).
+    pub(crate) sealed: Vec<EncodedPage>,
     pub(crate) chunks: Vec<ChunkRecord>,
 }
 
@@ -45,12 +48,16 @@ impl Series {
             validity: Vec::new(),
             times: Vec::new(),
             last_time: None,
+            sealed: Vec::new(),
             chunks: Vec::new(),
         }
     }
 
     pub(crate) fn memory(&self) -> usize {
-        self.values.memory() + self.validity.len() + self.times.len() * 8
+        self.values.memory()
+            + self.validity.len()
+            + self.times.len() * 8
+            + self.sealed.iter().map(EncodedPage::memory).sum::<usize>()
     }
 }
 
@@ -65,6 +72,8 @@ pub(crate) struct Device {
     pub(crate) last_time: Option<i64>,
     /// Aligned: the time chunks written.
     pub(crate) time_chunks: Vec<ChunkRecord>,
+    /// Aligned: time pages already encoded for the chunk being built.
+    pub(crate) time_sealed: Vec<EncodedPage>,
     /// Series by measurement name; `BTreeMap<String>` orders by UTF-8 bytes, the index order.
     pub(crate) series: BTreeMap<String, Series>,
 }
@@ -77,6 +86,7 @@ impl Device {
             times: Vec::new(),
             last_time: None,
             time_chunks: Vec::new(),
+            time_sealed: Vec::new(),
             series: BTreeMap::new(),
         }
     }
@@ -84,14 +94,20 @@ impl Device {
     /// True when rows or points are buffered.
     pub(crate) fn has_data(&self) -> bool {
         if self.aligned {
-            !self.times.is_empty()
+            !self.times.is_empty() || !self.time_sealed.is_empty()
         } else {
             self.series.values().any(|s| !s.times.is_empty())
         }
     }
 
     pub(crate) fn memory(&self) -> usize {
-        self.times.len() * 8 + self.series.values().map(Series::memory).sum::<usize>()
+        self.times.len() * 8
+            + self
+                .time_sealed
+                .iter()
+                .map(EncodedPage::memory)
+                .sum::<usize>()
+            + self.series.values().map(Series::memory).sum::<usize>()
     }
 
     /// Checks that `times` continue the device (or `series`) strictly ascending.

@@ -283,7 +283,8 @@ impl TsFileWriter {
                     None => s.validity.extend(std::iter::repeat_n(false, n)),
                 }
             }
-            self.buffered += dev.memory() - before;
+            seal_full_pages(dev, &self.opts)?;
+            self.buffered = (self.buffered + dev.memory()).saturating_sub(before);
         }
         self.maybe_flush()
     }
@@ -363,6 +364,7 @@ impl TsFileWriter {
                     None => s.validity.extend(std::iter::repeat_n(false, times.len())),
                 }
             }
+            seal_full_pages(dev, &self.opts)?;
         } else {
             for (m, a) in &cols {
                 let Some(a) = a else { continue };
@@ -388,7 +390,7 @@ impl TsFileWriter {
                 }
             }
         }
-        self.buffered += dev.memory() - before;
+        self.buffered = (self.buffered + dev.memory()).saturating_sub(before);
         self.maybe_flush()
     }
 
@@ -450,34 +452,20 @@ impl TsFileWriter {
                 .map(|s| (&s.values, s.validity.as_slice()))
                 .collect();
             let pages = chunk::aligned_pages(dev.times.len(), &cols, &self.opts);
-            // The time chunk and the value chunks are encoded in parallel (they are
-            // independent), then written in order.
-            let opts = &self.opts;
-            let times = &dev.times;
-            let jobs: Vec<Option<&Series>> = std::iter::once(None)
-                .chain(dev.series.values().map(Some))
-                .collect();
-            let chunks = parallel_map(&jobs, times.len(), |job| match job {
-                None => chunk::time_chunk(times, &pages, opts),
-                Some(s) => chunk::value_chunk(
-                    codec_of(&s.schema),
-                    &s.values,
-                    &s.validity,
-                    times,
-                    &pages,
-                    opts,
-                ),
-            });
-            let mut chunks = chunks.into_iter();
-            let c = chunks.next().ok_or(WriteError::Closed)??;
+            let mut encoded = encode_aligned(dev, &pages, &self.opts)?.into_iter();
+            let mut time_pages = std::mem::take(&mut dev.time_sealed);
+            time_pages.extend(encoded.next().unwrap_or_default());
+            let c = chunk::time_chunk(time_pages, &self.opts);
             let offset = self.pos as i64;
             self.emit(&c.bytes)?;
             dev.time_chunks.push(ChunkRecord {
                 offset,
                 statistics: c.statistics,
             });
-            for (s, c) in dev.series.values_mut().zip(chunks) {
-                let c = c?;
+            for (s, more) in dev.series.values_mut().zip(encoded) {
+                let mut pages = std::mem::take(&mut s.sealed);
+                pages.extend(more);
+                let c = chunk::value_chunk(codec_of(&s.schema), pages);
                 let offset = self.pos as i64;
                 self.emit(&c.bytes)?;
                 s.chunks.push(ChunkRecord {
@@ -591,6 +579,58 @@ impl Drop for TsFileWriter {
             let _ = std::fs::remove_file(&self.tmp_path);
         }
     }
+}
+
+/// Encodes the pages `pages` (row ranges of the buffered rows) of an aligned device: the
+/// time column first, then every series in measurement order. The columns are independent
+/// and are encoded on parallel threads.
+fn encode_aligned(
+    dev: &Device,
+    pages: &[Range<usize>],
+    opts: &WriterOptions,
+) -> WriteResult<Vec<Vec<chunk::EncodedPage>>> {
+    let times = &dev.times;
+    let jobs: Vec<Option<&Series>> = std::iter::once(None)
+        .chain(dev.series.values().map(Some))
+        .collect();
+    let rows = pages.last().map_or(0, |r| r.end);
+    parallel_map(&jobs, rows, |job| match job {
+        None => chunk::time_pages(times, pages, opts),
+        Some(s) => chunk::value_pages(
+            codec_of(&s.schema),
+            &s.values,
+            &s.validity,
+            times,
+            pages,
+            opts,
+        ),
+    })
+    .into_iter()
+    .collect()
+}
+
+/// Encodes the complete pages of an aligned device as soon as they are full, when pages are
+/// cut by the point count alone, so that at most one page of rows stays buffered per column.
+fn seal_full_pages(dev: &mut Device, opts: &WriterOptions) -> WriteResult<()> {
+    let max = opts.max_points_per_page.max(1);
+    if !dev.aligned
+        || dev.times.len() < max
+        || !chunk::points_only(dev.series.values().map(|s| &s.values), opts)
+    {
+        return Ok(());
+    }
+    let m = dev.times.len() / max * max;
+    let pages: Vec<Range<usize>> = (0..m).step_by(max).map(|s| s..s + max).collect();
+    let mut encoded = encode_aligned(dev, &pages, opts)?.into_iter();
+    dev.time_sealed.extend(encoded.next().unwrap_or_default());
+    dev.times.drain(..m);
+    for (s, more) in dev.series.values_mut().zip(encoded) {
+        s.sealed.extend(more);
+        let present = s.validity[..m].iter().filter(|p| **p).count();
+        s.values.drain_front(present);
+        s.validity.drain(..m);
+    }
+    Ok(())
 }
 
 /// `f` over `jobs`, in order; on several threads when there are enough rows to be worth it.
