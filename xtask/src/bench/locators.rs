@@ -71,6 +71,7 @@ pub fn run() -> anyhow::Result<()> {
         );
         ours.push((format, path, m));
     }
+    parquet_bytes_read(&files[0].1)?;
     let Some(peer) = peer else {
         return Ok(());
     };
@@ -100,6 +101,43 @@ pub fn run() -> anyhow::Result<()> {
         }
     }
     println!("(ratio = peer time / our time: above 1 means Bazan is faster)");
+    Ok(())
+}
+
+/// Bytes the Parquet index and the deep read fetch (traced), against the file and the row
+/// group: the index reads the tail only, the deep read the pages of one row group.
+fn parquet_bytes_read(path: &Path) -> anyhow::Result<()> {
+    use lake_locators::parquet::ParquetLocator;
+    use lake_locators::trace::{ReadLog, TraceReader};
+    let log = ReadLog::default();
+    let traced = TraceReader::new(File::open(path)?, log.clone())?;
+    let idx = ParquetLocator.index_reader(path, traced, &IndexOptions::default())?;
+    let sum = |log: &ReadLog| log.ranges().iter().map(|r| r.end - r.start).sum::<u64>();
+    let index_bytes = sum(&log);
+    log.clear();
+    let traced = TraceReader::new(File::open(path)?, log.clone())?;
+    let request = ReadRequest {
+        rows: DEEP..DEEP + 100,
+        blocks: Some(&idx.blocks),
+        ..Default::default()
+    };
+    for batch in ParquetLocator.read_reader(path, traced, &request)? {
+        batch?;
+    }
+    let group = idx
+        .blocks
+        .iter()
+        .find(|b| b.row_range().contains(&DEEP))
+        .and_then(|b| b.compressed_size)
+        .unwrap_or(0);
+    println!(
+        "parquet bytes fetched: index (with footer statistics) {:.1} KB of a {:.1} MB file; \
+         deep read {:.2} MB (footer and page index included) of a {:.1} MB row group",
+        index_bytes as f64 / 1e3,
+        std::fs::metadata(path)?.len() as f64 / 1e6,
+        sum(&log) as f64 / 1e6,
+        group as f64 / 1e6
+    );
     Ok(())
 }
 
