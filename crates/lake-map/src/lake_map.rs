@@ -12,7 +12,7 @@ use lake_locators::{Block, Stats};
 use serde_json::Value;
 
 use crate::config::MapConfig;
-use crate::discovery::check_entry_path;
+use crate::discovery::check_entry_paths;
 use crate::error::{Error, Result};
 use crate::map_file::{MAP_SCHEMA, map_schema};
 
@@ -131,6 +131,9 @@ pub struct Segment {
     pub len: u64,
 }
 
+/// One entry's parsed blocks, filled on first use.
+type BlockSlot = OnceLock<Arc<Vec<Block>>>;
+
 /// The Lake Map in memory: entries, totals and configuration.
 pub struct LakeMap {
     root: PathBuf,
@@ -140,7 +143,9 @@ pub struct LakeMap {
     cols: Columns,
     total_rows: u64,
     total_bytes: u64,
-    blocks: Vec<OnceLock<Arc<Vec<Block>>>>,
+    /// Parsed blocks per entry, allocated on the first `blocks` call so that loading a map
+    /// touches nothing but the columns it checks.
+    blocks: OnceLock<Box<[BlockSlot]>>,
     /// The memory-mapped map file the columns point into (maps loaded from disk).
     mapped: Option<arrow_buffer::Buffer>,
 }
@@ -281,13 +286,13 @@ impl LakeMap {
         let n = batch.num_rows();
         let mut expected_first: u64 = 0;
         let mut total_bytes: u64 = 0;
+        check_entry_paths(&cols.path).map_err(|(i, why)| Error::PathEscape {
+            map: origin.to_path_buf(),
+            entry: cols.path.value(i).to_string(),
+            message: why.to_string(),
+        })?;
         for i in 0..n {
             let path = cols.path.value(i);
-            check_entry_path(path).map_err(|why| Error::PathEscape {
-                map: origin.to_path_buf(),
-                entry: path.to_string(),
-                message: why.to_string(),
-            })?;
             let size = cols.size_bytes.value(i);
             let rows = cols.row_count.value(i);
             let first = cols.first_global_row.value(i);
@@ -311,7 +316,7 @@ impl LakeMap {
                 .ok_or_else(|| Error::invalid(origin, "total row count overflows".to_string()))?;
             total_bytes = total_bytes.saturating_add(size as u64);
         }
-        let blocks = (0..n).map(|_| OnceLock::new()).collect();
+        let blocks = OnceLock::new();
         Ok(LakeMap {
             root: root.to_path_buf(),
             config,
@@ -445,7 +450,10 @@ impl LakeMap {
 
     /// The parsed blocks of entry `i` (cached after the first call).
     pub fn blocks(&self, i: usize) -> Result<Arc<Vec<Block>>> {
-        if let Some(b) = self.blocks[i].get() {
+        let cache = self
+            .blocks
+            .get_or_init(|| (0..self.total_files()).map(|_| OnceLock::new()).collect());
+        if let Some(b) = cache[i].get() {
             return Ok(Arc::clone(b));
         }
         let e = self.entry(i);
@@ -455,7 +463,7 @@ impl LakeMap {
                 format!("row_groups_json of the entry: {err}"),
             )
         })?;
-        Ok(Arc::clone(self.blocks[i].get_or_init(|| Arc::new(parsed))))
+        Ok(Arc::clone(cache[i].get_or_init(|| Arc::new(parsed))))
     }
 
     /// The entry index holding global row `g`, and the local row (no file access).
