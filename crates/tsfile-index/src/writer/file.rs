@@ -259,31 +259,42 @@ impl TsFileWriter {
                 d
             });
             let before = dev.memory();
-            let n: usize = rows.iter().map(ExactSizeIterator::len).sum();
-            dev.times.reserve(n);
-            for r in &rows {
-                dev.times.extend_from_slice(&times[r.clone()]);
-            }
-            dev.last_time = dev.times.last().copied();
-            for f in &fields {
-                let Some(s) = dev.series.get_mut(&f.name) else {
-                    continue;
-                };
-                s.validity.reserve(n);
-                s.values.reserve(n);
-                match batch.column_by_name(&f.name) {
-                    Some(a) => conv::append(
-                        &mut s.values,
-                        a,
-                        &rows,
-                        f.data_type,
-                        Some(&mut s.validity),
-                        None,
-                    )?,
-                    None => s.validity.extend(std::iter::repeat_n(false, n)),
+            // When pages are cut by the point count, the rows go in page-sized pieces, each
+            // page encoded as soon as it is full: at most one page of rows stays buffered.
+            let max = self.opts.max_points_per_page.max(1);
+            let last = rows.last().map(|r| times[r.end - 1]);
+            let pieces = if chunk::points_only(dev.series.values().map(|s| &s.values), &self.opts) {
+                split_runs(&rows, max - dev.times.len() % max, max)
+            } else {
+                vec![rows]
+            };
+            for piece in pieces {
+                let n: usize = piece.iter().map(ExactSizeIterator::len).sum();
+                dev.times.reserve(n);
+                for r in &piece {
+                    dev.times.extend_from_slice(&times[r.clone()]);
                 }
+                for f in &fields {
+                    let Some(s) = dev.series.get_mut(&f.name) else {
+                        continue;
+                    };
+                    s.validity.reserve(n);
+                    s.values.reserve(n);
+                    match batch.column_by_name(&f.name) {
+                        Some(a) => conv::append(
+                            &mut s.values,
+                            a,
+                            &piece,
+                            f.data_type,
+                            Some(&mut s.validity),
+                            None,
+                        )?,
+                        None => s.validity.extend(std::iter::repeat_n(false, n)),
+                    }
+                }
+                seal_full_pages(dev, &self.opts)?;
             }
-            seal_full_pages(dev, &self.opts)?;
+            dev.last_time = last.or(dev.last_time);
             self.buffered = (self.buffered + dev.memory()).saturating_sub(before);
         }
         self.maybe_flush()
@@ -581,6 +592,30 @@ impl Drop for TsFileWriter {
     }
 }
 
+/// Splits row runs into pieces of `first` rows, then `size` rows each (the last one shorter).
+fn split_runs(runs: &[Range<usize>], first: usize, size: usize) -> Vec<Vec<Range<usize>>> {
+    let mut out = Vec::new();
+    let mut piece = Vec::new();
+    let mut room = first.max(1);
+    for r in runs {
+        let mut start = r.start;
+        while start < r.end {
+            let end = r.end.min(start + room);
+            piece.push(start..end);
+            room -= end - start;
+            start = end;
+            if room == 0 {
+                out.push(std::mem::take(&mut piece));
+                room = size.max(1);
+            }
+        }
+    }
+    if !piece.is_empty() {
+        out.push(piece);
+    }
+    out
+}
+
 /// Encodes the pages `pages` (row ranges of the buffered rows) of an aligned device: the
 /// time column first, then every series in measurement order. The columns are independent
 /// and are encoded on parallel threads.
@@ -707,4 +742,19 @@ pub(crate) fn time_values(batch: &RecordBatch, name: &str) -> WriteResult<Vec<i6
         )));
     }
     Ok(v.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_split_at_page_boundaries() {
+        let p = split_runs(&[0..5, 10..13], 2, 3);
+        assert_eq!(p, vec![vec![0..2], vec![2..5], vec![10..13]]);
+        let p = split_runs(&[0..4], 4, 10);
+        assert_eq!(p, vec![vec![0..4]]);
+        let p = split_runs(&[0..1, 3..4, 7..9], 3, 2);
+        assert_eq!(p, vec![vec![0..1, 3..4, 7..8], vec![8..9]]);
+    }
 }
