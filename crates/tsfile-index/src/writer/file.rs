@@ -752,7 +752,7 @@ mod tests {
     fn runs_split_at_page_boundaries() {
         let p = split_runs(&[0..5, 10..13], 2, 3);
         assert_eq!(p, vec![vec![0..2], vec![2..5], vec![10..13]]);
-        let p = split_runs(&[0..4], 4, 10);
+        let p = split_runs(std::slice::from_ref(&(0..4)), 4, 10);
         assert_eq!(p, vec![vec![0..4]]);
         let p = split_runs(&[0..1, 3..4, 7..9], 3, 2);
         assert_eq!(p, vec![vec![0..1, 3..4, 7..8], vec![8..9]]);
