@@ -814,13 +814,13 @@ fn official(files: &[PathBuf], plain_time: bool) -> anyhow::Result<Vec<Value>> {
         .output()
         .context("peer unavailable: cannot run python3")?;
     if out.status.code() == Some(3) || !out.status.success() {
-        bail!(
-            "peer unavailable: {} (pip install -r xtask/requirements.txt)",
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .last()
-                .unwrap_or("tsfile_read.py failed")
-        );
+        let why = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .last()
+            .unwrap_or("tsfile_read.py failed")
+            .trim_start_matches("peer unavailable: ")
+            .to_string();
+        bail!("peer unavailable: {why} (pip install -r xtask/requirements.txt)");
     }
     String::from_utf8_lossy(&out.stdout)
         .lines()
