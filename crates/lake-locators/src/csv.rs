@@ -17,7 +17,7 @@ use crate::infer::Columns;
 use crate::locator::{BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest};
 use crate::rowread::{check_stride, projection_indices, start_block};
 use crate::scan::{
-    FileBytes, ScanError, bom_len, check_utf8, quoted_end, skip_empty_lines, skip_records,
+    FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, skip_records,
 };
 
 /// The locator of the delimited formats.
@@ -160,6 +160,9 @@ fn unescape_into(text: &[u8], out: &mut Vec<u8>) {
 /// Delimiter positions [`scan_plain_record`] buffers; wider records take the general path.
 const MAX_CUTS: usize = 64;
 
+/// The high bit of every byte of a word.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
 /// Marks with its high bit every zero byte of `x` (exactly: no false positives).
 #[inline(always)]
 fn zero_bytes(x: u64) -> u64 {
@@ -168,8 +171,8 @@ fn zero_bytes(x: u64) -> u64 {
 }
 
 /// One word-at-a-time pass over the record starting at `start` that finds its line end and
-/// its delimiters, for records without any quote: `Some((line_end, delimiter_count))` with
-/// the delimiter positions in `cuts` (`line_end` is the `\n` or the end of the data). `None`
+/// its delimiters, for records without any quote: `Some((line_end, delimiter_count,
+/// maybe_non_ascii))` with the delimiter positions in `cuts` (`line_end` is the `\n` or the end of the data). `None`
 /// when a quote comes before the line end or the record has more than [`MAX_CUTS`]
 /// delimiters: the caller then splits it with the quote-aware [`split_record`].
 #[inline(always)]
@@ -178,16 +181,19 @@ fn scan_plain_record(
     start: usize,
     delim: u8,
     cuts: &mut [usize; MAX_CUTS],
-) -> Option<(usize, usize)> {
+) -> Option<(usize, usize, bool)> {
     let pd = u64::from_ne_bytes([delim; 8]);
     let pn = u64::from_ne_bytes([b'\n'; 8]);
     let pq = u64::from_ne_bytes([b'"'; 8]);
     let mut n = 0;
     let mut i = start;
     let mut word = [0u8; 8];
+    // The OR of every word read: a set high bit means a non-ASCII byte may be in the record.
+    let mut high = 0u64;
     while i + 8 <= data.len() {
         word.copy_from_slice(&data[i..i + 8]);
         let w = u64::from_le_bytes(word);
+        high |= w;
         let mut d = zero_bytes(w ^ pd);
         let newline = zero_bytes(w ^ pn);
         let quote = zero_bytes(w ^ pq);
@@ -204,7 +210,7 @@ fn scan_plain_record(
                 n += 1;
                 d &= d - 1;
             }
-            return Some((i + (first / 8) as usize, n));
+            return Some((i + (first / 8) as usize, n, high & HIGH_BITS != 0));
         }
         while d != 0 {
             *cuts.get_mut(n)? = i + (d.trailing_zeros() / 8) as usize;
@@ -214,8 +220,9 @@ fn scan_plain_record(
         i += 8;
     }
     for (k, &b) in data.iter().enumerate().skip(i) {
+        high |= u64::from(b);
         if b == b'\n' {
-            return Some((k, n));
+            return Some((k, n, high & HIGH_BITS != 0));
         }
         if b == b'"' {
             return None;
@@ -225,7 +232,7 @@ fn scan_plain_record(
             n += 1;
         }
     }
-    Some((data.len(), n))
+    Some((data.len(), n, high & HIGH_BITS != 0))
 }
 
 /// The parsed header of a delimited file.
@@ -290,7 +297,9 @@ fn header(path: &Path, data: &[u8]) -> Result<Header> {
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Header, FileIndex)> {
     check_stride(path, options)?;
     let h = header(path, data)?;
-    check_utf8(path, h.format, data)?;
+    // UTF-8 is checked record by record as the scan goes (only records that may hold
+    // non-ASCII bytes), so the file is streamed once.
+    check_utf8_at(path, h.format, data, 0, h.body)?;
     let ncols = h.names.len();
     let mut cols = Columns::with_names(&h.names, &options.stats);
     let stride = options.stride;
@@ -333,7 +342,10 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Head
         // Most records hold no quote: find the line end once and split the line with a
         // word-at-a-time delimiter scan; a record with a quote takes the general path.
         let (end, n) = match scan_plain_record(data, pos, h.delim, &mut cuts) {
-            Some((line_end, ncuts)) => {
+            Some((line_end, ncuts, non_ascii)) => {
+                if non_ascii {
+                    check_utf8_at(path, h.format, data, pos, line_end)?;
+                }
                 let mut prev = pos;
                 for (k, &cut) in cuts[..ncuts].iter().enumerate() {
                     observe(k, &data[prev..cut], false);
@@ -346,8 +358,12 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Head
                 observe(ncuts, &data[prev..last], false);
                 ((line_end + 1).min(data.len()), ncuts + 1)
             }
-            None => split_record(data, pos, h.delim, observe)
-                .map_err(|e| field_error(path, h.format, e, Some(row)))?,
+            None => {
+                let (end, n) = split_record(data, pos, h.delim, observe)
+                    .map_err(|e| field_error(path, h.format, e, Some(row)))?;
+                check_utf8_at(path, h.format, data, pos, end)?;
+                (end, n)
+            }
         };
         if n != ncols {
             return Err(Error::malformed(
@@ -543,15 +559,31 @@ mod tests {
     fn plain_records_word_at_a_time() {
         let mut cuts = [0usize; MAX_CUTS];
         let data = b"a,bb,,ccc,dddd,eeeee\r\n1234567,12345678,x\n\"q\",1\nz,\"q\"\nlast,,";
-        assert_eq!(scan_plain_record(data, 0, b',', &mut cuts), Some((21, 5)));
+        assert_eq!(
+            scan_plain_record(data, 0, b',', &mut cuts),
+            Some((21, 5, false))
+        );
         assert_eq!(cuts[..5], [1, 4, 5, 9, 14]);
-        assert_eq!(scan_plain_record(data, 22, b',', &mut cuts), Some((40, 2)));
+        assert_eq!(
+            scan_plain_record(data, 22, b',', &mut cuts),
+            Some((40, 2, false))
+        );
         assert_eq!(cuts[..2], [29, 38]);
         assert_eq!(scan_plain_record(data, 41, b',', &mut cuts), None);
         assert_eq!(scan_plain_record(data, 47, b',', &mut cuts), None);
         assert_eq!(
             scan_plain_record(data, 53, b',', &mut cuts),
-            Some((data.len(), 2))
+            Some((data.len(), 2, false))
+        );
+        let accents = "é,1\nx,y\n".as_bytes();
+        assert_eq!(
+            scan_plain_record(accents, 0, b',', &mut cuts),
+            Some((4, 1, true))
+        );
+        let long = "a,b,cdefgh,ijklmnopé\n".as_bytes();
+        assert_eq!(
+            scan_plain_record(long, 0, b',', &mut cuts),
+            Some((long.len() - 1, 3, true))
         );
         let wide = [b','; 100];
         assert_eq!(scan_plain_record(&wide, 0, b',', &mut cuts), None);

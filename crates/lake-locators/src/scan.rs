@@ -73,6 +73,22 @@ pub(crate) fn check_utf8(path: &Path, format: &'static str, data: &[u8]) -> Resu
     }
 }
 
+/// Checks that `data[start..end]` is UTF-8 (a range that starts and ends on character
+/// boundaries, such as a record), naming the first bad byte's absolute offset.
+pub(crate) fn check_utf8_at(
+    path: &Path,
+    format: &'static str,
+    data: &[u8],
+    start: usize,
+    end: usize,
+) -> Result<()> {
+    match std::str::from_utf8(&data[start..end]) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(Error::malformed(path, format, "invalid UTF-8")
+            .at_byte((start + e.valid_up_to()) as u64)),
+    }
+}
+
 /// Length of a UTF-8 byte-order mark at the start of `data` (0 or 3).
 pub(crate) fn bom_len(data: &[u8]) -> usize {
     if data.starts_with(b"\xEF\xBB\xBF") {

@@ -249,6 +249,18 @@ fn bad_input_gives_typed_errors() {
     let (offset, _, text) = malformed(index(&utf8, 10).unwrap_err());
     assert_eq!(offset, Some(7), "{text}");
 
+    // Invalid UTF-8 in a quoted record, in a long unquoted record and in the header.
+    let quoted = write(&dir, "bq.csv", b"a,b\n1,\"x\ny\xc3\"\n");
+    assert_eq!(malformed(index(&quoted, 10).unwrap_err()).0, Some(10));
+    let long = write(
+        &dir,
+        "bl.csv",
+        b"a,b\n1,abcdefghijklmnopqrstuvwxyz\xe9\n2,x\n",
+    );
+    assert_eq!(malformed(index(&long, 10).unwrap_err()).0, Some(32));
+    let head = write(&dir, "bh.csv", b"a,\xffb\n1,x\n");
+    assert_eq!(malformed(index(&head, 10).unwrap_err()).0, Some(2));
+
     let after_quote = write(&dir, "aq.csv", b"a,b\n1,\"x\"y\n");
     let (offset, row, _) = malformed(index(&after_quote, 10).unwrap_err());
     assert_eq!((offset, row), (Some(9), Some(0)));
