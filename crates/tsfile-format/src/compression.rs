@@ -400,7 +400,17 @@ fn gzip_compress(_: &[u8]) -> Result<Vec<u8>> {
 
 #[cfg(feature = "lz4")]
 fn lz4_compress(input: &[u8]) -> Result<Vec<u8>> {
-    Ok(lz4_flex::block::compress(input))
+    // liblz4's match choices, not lz4_flex's, so that pages equal the C++ writer's.
+    crate::lz4::compress(input).ok_or_else(|| {
+        compress_fail(
+            "LZ4",
+            format!(
+                "{} bytes exceed the {} bytes an LZ4 block can hold",
+                input.len(),
+                crate::lz4::MAX_INPUT_SIZE
+            ),
+        )
+    })
 }
 
 #[cfg(not(feature = "lz4"))]

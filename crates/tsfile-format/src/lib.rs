@@ -33,6 +33,8 @@ pub mod device_id;
 pub mod encoding;
 pub mod error;
 pub mod file;
+#[cfg(feature = "lz4")]
+mod lz4;
 pub mod metadata_index;
 pub mod page;
 pub mod page_payload;

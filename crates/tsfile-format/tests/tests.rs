@@ -4,6 +4,7 @@ mod alloc;
 mod bad_input;
 mod corpus;
 mod encodings;
+mod lz4_identity;
 mod roundtrip;
 mod structures;
 mod vectors;
