@@ -22,7 +22,9 @@ use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
 use crate::rowread::{batch_size, check_stride, decode_json, projection_indices, start_block};
-use crate::scan::{FileBytes, array_next, bom_len, check_utf8, json_value_end, skip_ws};
+use crate::scan::{
+    FileBytes, array_next, bom_len, check_utf8, check_utf8_at, json_value_end, skip_ws,
+};
 use crate::stats::StatsBuilder;
 
 /// The locator of the JSON family.
@@ -112,7 +114,11 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileI
     check_stride(path, options)?;
     let lay = layout(path, data);
     let format = lay.format();
-    check_utf8(path, format, data)?;
+    // Arrays are checked whole; line files line by line below, while each line is hot in
+    // the cache (blank lines are ASCII whitespace), so the file is streamed once.
+    if let Layout::Array(_) = lay {
+        check_utf8(path, format, data)?;
+    }
     let wanted = &options.stats;
     let mut cols = Columns::default();
     let mut nested = false;
@@ -154,6 +160,9 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileI
         Layout::Lines => {
             let mut pos = bom_len(data);
             while let Some((s, end)) = next_line(data, pos) {
+                if !data[s..end].is_ascii() {
+                    check_utf8_at(path, format, data, s, end)?;
+                }
                 checkpoint(&mut blocks, rows, s);
                 let line = &data[..end];
                 let v_end = observe(line, s, rows)?;
