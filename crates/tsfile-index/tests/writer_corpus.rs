@@ -265,17 +265,24 @@ fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
     (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i))
 }
 
-/// Cases whose every LZ4 block `lz4_flex` compresses exactly like the reference LZ4 library
-/// are byte-identical with the C++ writer (one device with all types, a single point, six
-/// tree devices of 1 to 8 levels under four path prefixes, three tags-only devices with a
-/// trailing null tag, an all-null column, an empty table file, an empty tree file).
-/// `table_one_row` differs only inside its time page's LZ4 block: `lz4_flex` ends matches six
-/// bytes before the end of the block where the reference library stops at five.
+/// Byte identity with the C++ writer, wherever its choices are deterministic: one row, one
+/// point, devices with null tags, negative times, NUL bytes in text, every data type, a wide
+/// table, six tree devices of 1 to 8 levels under four path prefixes, tags-only devices with a
+/// trailing null tag, an all-null column, and empty table and tree files. LZ4 pages match
+/// because `tsfile-format` compresses exactly like the reference LZ4 library. Cases left out
+/// differ for reasons of the C++ writer's own: DOUBLE sums added in another order
+/// (`*_many_devices`), page cuts of very long strings, hash-map order of user properties.
 #[test]
 fn byte_identity_with_the_cpp_writer() {
     let Some(dir) = corpus("tsfile") else { return };
     let tmp = tempfile::tempdir().expect("tempdir");
     for name in [
+        "table_one_row",
+        "table_null_tags",
+        "table_negative_time",
+        "table_nul_bytes",
+        "table_all_types",
+        "table_wide",
         "tree_one_point",
         "tree_path_depths",
         "table_tags_only",
@@ -291,52 +298,6 @@ fn byte_identity_with_the_cpp_writer() {
             "{name}: {} vs {} bytes",
             ours.len(),
             theirs.len()
-        );
-    }
-}
-
-/// Reports, for every small single-flush case, whether our bytes equal the C++ writer's.
-#[test]
-fn byte_identity_survey() {
-    let Some(dir) = corpus("tsfile") else { return };
-    let tmp = tempfile::tempdir().expect("tempdir");
-    // WRITER_SURVEY_DIR keeps our files for inspection.
-    let keep = std::env::var_os("WRITER_SURVEY_DIR").map(std::path::PathBuf::from);
-    let out_dir = keep.as_deref().unwrap_or(tmp.path());
-    for name in [
-        "table_one_row",
-        "tree_one_point",
-        "table_tags_only",
-        "table_null_tags",
-        "table_all_null_column",
-        "table_extremes",
-        "table_empty",
-        "tree_empty",
-        "tree_extremes",
-        "table_negative_time",
-        "table_nul_bytes",
-        "file_properties",
-        "tree_path_depths",
-        "table_unicode",
-        "tree_unicode",
-        "table_all_types",
-        "tree_all_types",
-        "table_long_strings",
-        "table_wide",
-        "tree_wide",
-        "table_many_devices",
-        "tree_many_devices",
-        "table_encodings_1",
-    ] {
-        let Ok((ours, theirs)) = std::panic::catch_unwind(|| rewrite(name, &dir, out_dir)) else {
-            println!("{name}: cannot be rewritten (see the panic above)");
-            continue;
-        };
-        println!(
-            "{name}: ours {} theirs {} first difference {:?}",
-            ours.len(),
-            theirs.len(),
-            first_difference(&ours, &theirs)
         );
     }
 }
