@@ -328,8 +328,8 @@ pub(crate) fn run_locate(a: LocateArgs) -> anyhow::Result<Outcome> {
     };
     let rows = vec![
         vec!["global_row".to_string(), l.global_row.to_string()],
-        vec!["path".to_string(), l.entry.path.to_string()],
-        vec!["format".to_string(), l.entry.format.to_string()],
+        vec!["path".to_string(), l.entry().path.to_string()],
+        vec!["format".to_string(), l.entry().format.to_string()],
         vec!["local_row".to_string(), l.local_row.to_string()],
         vec!["block".to_string(), block],
     ];

@@ -107,17 +107,52 @@ impl Entry<'_> {
     }
 }
 
-/// Where a global row lives: the entry, the row within the file, and its block.
-#[derive(Debug, Clone, PartialEq)]
+/// Where a global row lives: the entry index, the row within the file, and its block.
+///
+/// It is light on purpose: `locate_row` is a hot path, so the entry's ten fields are not
+/// read from the map until [`Location::entry`] asks for them, and the block is borrowed from
+/// the map's parsed-blocks cache instead of cloned.
+#[derive(Clone, Copy)]
 pub struct Location<'a> {
     /// The global row asked for.
     pub global_row: u64,
-    /// The entry holding it.
-    pub entry: Entry<'a>,
+    /// Position in map order of the entry holding the row.
+    pub index: usize,
     /// The row within the file.
     pub local_row: u64,
     /// The block holding it, `None` for entries without locators.
-    pub block: Option<Block>,
+    pub block: Option<&'a Block>,
+    map: &'a LakeMap,
+}
+
+impl<'a> Location<'a> {
+    /// The entry holding the row, borrowed from the map.
+    pub fn entry(&self) -> Entry<'a> {
+        self.map.entry(self.index)
+    }
+}
+
+impl std::fmt::Debug for Location<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Location")
+            .field("global_row", &self.global_row)
+            .field("index", &self.index)
+            .field("path", &self.entry().path)
+            .field("local_row", &self.local_row)
+            .field("block", &self.block)
+            .finish()
+    }
+}
+
+impl PartialEq for Location<'_> {
+    /// Two locations are equal when they point at the same row of the same map.
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.map, other.map)
+            && self.global_row == other.global_row
+            && self.index == other.index
+            && self.local_row == other.local_row
+            && self.block == other.block
+    }
 }
 
 /// One file's part of a slice: local rows `[local_start, local_start + len)` of an entry.
@@ -132,7 +167,7 @@ pub struct Segment {
 }
 
 /// One entry's parsed blocks, filled on first use.
-type BlockSlot = OnceLock<Arc<Vec<Block>>>;
+type BlockSlot = OnceLock<ParsedBlocks>;
 
 /// The Lake Map in memory: entries, totals and configuration.
 pub struct LakeMap {
@@ -450,20 +485,28 @@ impl LakeMap {
 
     /// The parsed blocks of entry `i` (cached after the first call).
     pub fn blocks(&self, i: usize) -> Result<Arc<Vec<Block>>> {
+        self.cached_blocks(i).map(|p| Arc::clone(&p.blocks))
+    }
+
+    /// The cache slot of entry `i`'s parsed blocks, parsing `row_groups_json` on first use.
+    /// A hit costs two atomic loads and no reference-count traffic.
+    fn cached_blocks(&self, i: usize) -> Result<&ParsedBlocks> {
         let cache = self
             .blocks
             .get_or_init(|| (0..self.total_files()).map(|_| OnceLock::new()).collect());
-        if let Some(b) = cache[i].get() {
-            return Ok(Arc::clone(b));
+        let slot = &cache[i];
+        if let Some(b) = slot.get() {
+            return Ok(b);
         }
-        let e = self.entry(i);
-        let parsed: Vec<Block> = serde_json::from_str(e.row_groups_json).map_err(|err| {
+        let path = self.cols.path.value(i);
+        let json = json_str(&self.cols.row_groups_json, i).unwrap_or("[]");
+        let parsed: Vec<Block> = serde_json::from_str(json).map_err(|err| {
             Error::invalid(
-                self.root.join(e.path),
+                self.root.join(path),
                 format!("row_groups_json of the entry: {err}"),
             )
         })?;
-        Ok(Arc::clone(cache[i].get_or_init(|| Arc::new(parsed))))
+        Ok(slot.get_or_init(|| ParsedBlocks::new(parsed)))
     }
 
     /// The entry index holding global row `g`, and the local row (no file access).
@@ -481,19 +524,17 @@ impl LakeMap {
         Ok((i, g - firsts[i] as u64))
     }
 
-    /// `locate_row(g)`: the entry, local row and block of global row `g`. Trusts the catalog.
+    /// `locate_row(g)`: the entry index, local row and block of global row `g` (the entry's
+    /// fields through [`Location::entry`]). Trusts the catalog.
     pub fn locate_row(&self, g: u64) -> Result<Location<'_>> {
         let (i, local) = self.locate_index(g)?;
-        let blocks = self.blocks(i)?;
-        let block = blocks
-            .iter()
-            .find(|b| b.row_count > 0 && b.row_range().contains(&local))
-            .cloned();
+        let block = self.cached_blocks(i)?.find(local);
         Ok(Location {
             global_row: g,
-            entry: self.entry(i),
+            index: i,
             local_row: local,
             block,
+            map: self,
         })
     }
 
@@ -536,6 +577,56 @@ impl LakeMap {
             i += 1;
         }
         out
+    }
+}
+
+/// One entry's parsed blocks, and whether binary search over them gives the same answer
+/// as a scan.
+#[derive(Debug)]
+struct ParsedBlocks {
+    blocks: Arc<Vec<Block>>,
+    /// First rows never decrease and blocks with rows do not overlap (what every locator
+    /// writes); a hand-edited or foreign map may break this, and is then scanned.
+    sorted: bool,
+}
+
+impl ParsedBlocks {
+    fn new(blocks: Vec<Block>) -> Self {
+        let mut sorted = true;
+        let mut prev_first = 0u64;
+        let mut end = 0u64;
+        for b in &blocks {
+            if b.first_row < prev_first || (b.row_count > 0 && b.first_row < end) {
+                sorted = false;
+                break;
+            }
+            prev_first = b.first_row;
+            if b.row_count > 0 {
+                end = b.first_row.saturating_add(b.row_count);
+            }
+        }
+        ParsedBlocks {
+            blocks: Arc::new(blocks),
+            sorted,
+        }
+    }
+
+    /// The first block with rows that holds local row `local`. In a sorted list only the
+    /// last block with rows starting at or before `local` can hold it, so a binary search
+    /// finds it; otherwise the blocks are scanned in order.
+    fn find(&self, local: u64) -> Option<&Block> {
+        let holds = |b: &&Block| {
+            b.row_count > 0 && local >= b.first_row && local - b.first_row < b.row_count
+        };
+        if !self.sorted {
+            return self.blocks.iter().find(holds);
+        }
+        let after = self.blocks.partition_point(|b| b.first_row <= local);
+        self.blocks[..after]
+            .iter()
+            .rev()
+            .find(|b| b.row_count > 0)
+            .filter(holds)
     }
 }
 
@@ -592,4 +683,112 @@ pub(crate) fn entries_to_batch(entries: &[MapEntry], config: &MapConfig) -> Resu
         path: PathBuf::from("<map>"),
         source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(ordinal: u64, first_row: u64, row_count: u64) -> Block {
+        Block::rows(ordinal, first_row, row_count)
+    }
+
+    /// The answer of the original linear scan, which the binary search must match.
+    fn scan(blocks: &[Block], local: u64) -> Option<u64> {
+        blocks
+            .iter()
+            .find(|b| b.row_count > 0 && b.row_range().contains(&local))
+            .map(|b| b.ordinal)
+    }
+
+    fn check(blocks: Vec<Block>, expect_sorted: bool) {
+        let max = blocks
+            .iter()
+            .map(|b| b.first_row + b.row_count)
+            .max()
+            .unwrap_or(0);
+        let parsed = ParsedBlocks::new(blocks.clone());
+        assert_eq!(parsed.sorted, expect_sorted, "{blocks:?}");
+        for local in 0..max + 2 {
+            assert_eq!(
+                parsed.find(local).map(|b| b.ordinal),
+                scan(&blocks, local),
+                "local row {local} in {blocks:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn sorted_blocks_use_binary_search_and_match_a_scan() {
+        check(vec![], true);
+        check(
+            vec![block(0, 0, 10), block(1, 10, 10), block(2, 20, 5)],
+            true,
+        );
+        // Zero-row blocks before, between and after, sharing first rows with real ones.
+        check(
+            vec![
+                block(0, 0, 0),
+                block(1, 0, 4),
+                block(2, 4, 0),
+                block(3, 4, 0),
+                block(4, 4, 6),
+                block(5, 10, 0),
+            ],
+            true,
+        );
+        // A gap: rows 5..8 are in no block.
+        check(vec![block(0, 0, 5), block(1, 8, 2)], true);
+    }
+
+    #[test]
+    fn unsorted_or_overlapping_blocks_fall_back_to_a_scan() {
+        check(vec![block(0, 10, 10), block(1, 0, 10)], false);
+        check(vec![block(0, 0, 10), block(1, 5, 10)], false);
+        check(vec![block(0, 0, 4), block(1, 4, 0), block(2, 2, 0)], false);
+    }
+
+    #[test]
+    fn location_reads_its_entry_lazily_and_borrows_its_block() {
+        let entries = vec![
+            MapEntry {
+                path: "a.csv".into(),
+                format: "csv".into(),
+                size_bytes: 10,
+                mtime_ms: 1,
+                row_count: 3,
+                first_global_row: 0,
+                row_groups_json: r#"[{"ordinal":0,"first_row":0,"row_count":3}]"#.into(),
+                blake3: None,
+                stats_json: None,
+                schema_json: None,
+            },
+            MapEntry {
+                path: "b.csv".into(),
+                format: "csv".into(),
+                size_bytes: 20,
+                mtime_ms: 2,
+                row_count: 4,
+                first_global_row: 3,
+                row_groups_json: "[]".into(),
+                blake3: None,
+                stats_json: None,
+                schema_json: None,
+            },
+        ];
+        let map = LakeMap::from_entries(Path::new("/lake"), MapConfig::default(), &entries)
+            .expect("valid entries");
+        let l = map.locate_row(2).expect("row 2");
+        assert_eq!((l.index, l.local_row), (0, 2));
+        assert_eq!(l.entry(), map.entry(0));
+        assert_eq!(l.block.map(|b| b.ordinal), Some(0));
+        assert!(std::ptr::eq(
+            l.block.expect("block"),
+            &map.blocks(0).expect("blocks")[0]
+        ));
+        let l = map.locate_row(5).expect("row 5");
+        assert_eq!((l.entry().path, l.local_row, l.block), ("b.csv", 2, None));
+        assert_eq!(l, map.locate_row(5).expect("row 5"));
+        assert_ne!(l, map.locate_row(6).expect("row 6"));
+    }
 }

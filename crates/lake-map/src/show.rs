@@ -52,10 +52,11 @@ pub fn map_json(map: &LakeMap) -> Result<Value> {
 
 /// A location as `locate --json` prints it.
 pub fn location_json(location: &Location<'_>) -> Value {
+    let entry = location.entry();
     json!({
         "global_row": location.global_row,
-        "path": location.entry.path,
-        "format": location.entry.format,
+        "path": entry.path,
+        "format": entry.format,
         "local_row": location.local_row,
         "block": location.block.as_ref().map(|b| serde_json::to_value(b).unwrap_or(Value::Null)),
     })

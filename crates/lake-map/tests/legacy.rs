@@ -133,7 +133,7 @@ fn schema_2_loads_with_locators_and_old_defaults() {
         assert!(map.has_locators());
         check_old_defaults(&map);
         let l = map.locate_row(50).unwrap();
-        assert_eq!((l.entry.path, l.local_row), ("d/e/f.lines", 8));
+        assert_eq!((l.entry().path, l.local_row), ("d/e/f.lines", 8));
         assert_eq!(
             l.block.unwrap().first_row,
             6,

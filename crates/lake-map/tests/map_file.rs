@@ -119,15 +119,15 @@ fn locate_row_binary_search() {
     let map = create_map_with(dir.path(), &options(config)).unwrap().map;
     // Rows 0..4 are Z.lines; 58..98: after the zero-row empty.lines comes z.lines.
     let l = map.locate_row(0).unwrap();
-    assert_eq!((l.entry.path, l.local_row), ("Z.lines", 0));
+    assert_eq!((l.entry().path, l.local_row), ("Z.lines", 0));
     let l = map.locate_row(3).unwrap();
-    assert_eq!((l.entry.path, l.local_row), ("Z.lines", 3));
+    assert_eq!((l.entry().path, l.local_row), ("Z.lines", 3));
     let l = map.locate_row(4).unwrap();
-    assert_eq!((l.entry.path, l.local_row), ("a.lines", 0));
+    assert_eq!((l.entry().path, l.local_row), ("a.lines", 0));
     let l = map.locate_row(82).unwrap();
-    assert_eq!((l.entry.path, l.local_row), ("z.lines", 0));
+    assert_eq!((l.entry().path, l.local_row), ("z.lines", 0));
     let l = map.locate_row(98).unwrap();
-    assert_eq!((l.entry.path, l.local_row), ("z.lines", 16));
+    assert_eq!((l.entry().path, l.local_row), ("z.lines", 16));
     assert_eq!(l.block.as_ref().unwrap().ordinal, 2);
     assert_eq!(l.block.unwrap().first_row, 14);
     assert!(matches!(
@@ -144,7 +144,7 @@ fn locate_row_binary_search() {
             .entries()
             .find(|e| e.first_global_row <= g && g < e.first_global_row + e.row_count)
             .unwrap();
-        assert_eq!(l.entry.path, e.path);
+        assert_eq!(l.entry().path, e.path);
         assert_eq!(l.local_row, g - e.first_global_row);
         let b = l.block.unwrap();
         assert!(b.row_range().contains(&l.local_row));

@@ -124,7 +124,7 @@ fn dynamic_handler_overrides_a_builtin_extension() {
     );
     assert_eq!(builtin.seeks.load(Ordering::SeqCst), 1);
     let l = map.locate_row(20).unwrap();
-    assert_eq!((l.entry.path, l.local_row, l.block), ("c.csv", 3, None));
+    assert_eq!((l.entry().path, l.local_row, l.block), ("c.csv", 3, None));
 }
 
 #[test]

@@ -80,7 +80,7 @@ fn testdata_lake_gid_is_the_global_row() {
         let l = map.locate_row(g).unwrap();
         let s = map.slice(g, 1, None, &registry).unwrap();
         assert_eq!(s.len(), 1);
-        assert_eq!(s[0].path, l.entry.path);
+        assert_eq!(s[0].path, l.entry().path);
         assert_eq!(s[0].local_start, l.local_row);
     }
 }

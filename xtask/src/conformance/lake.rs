@@ -335,12 +335,12 @@ fn check_sample(map: &LakeMap, registry: &HandlerRegistry, sample: &Value) -> an
     let path = str_of(sample, "path")?;
     let local = sample["local_row"].as_u64().unwrap_or(u64::MAX);
     ensure!(
-        l.entry.path == path && l.local_row == local,
+        l.entry().path == path && l.local_row == local,
         "located at {}:{}, expected {path}:{local}",
-        l.entry.path,
+        l.entry().path,
         l.local_row
     );
-    if map.blocks(l.entry.index)?.iter().any(|b| b.row_count > 0) {
+    if map.blocks(l.index)?.iter().any(|b| b.row_count > 0) {
         let b = l.block.as_ref().context("no block for the row")?;
         ensure!(
             b.row_range().contains(&local),
