@@ -271,8 +271,8 @@ fn chunk(rng: &mut Rng, first: u64, n: usize) -> anyhow::Result<RecordBatch> {
             .collect();
         codes.push(code);
         let g = first + i;
-        vs.push((g % 10 != 0).then(|| (rng.next() >> 20) as i64 - (1 << 43)));
-        xs.push((g % 7 != 0).then(|| ((rng.next() % 2_000_000) as f64 - 1e6) / 100.0));
+        vs.push((!g.is_multiple_of(10)).then(|| (rng.next() >> 20) as i64 - (1 << 43)));
+        xs.push((!g.is_multiple_of(7)).then(|| ((rng.next() % 2_000_000) as f64 - 1e6) / 100.0));
     }
     Ok(RecordBatch::try_new(
         schema(),
