@@ -96,7 +96,11 @@ pub(crate) fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
 /// flatbuffer verifier's trace, say) is joined with `; `.
 pub(crate) fn locator_error(e: lake_locators::Error) -> anyhow::Error {
     let text = e.to_string();
-    let parts: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     anyhow::anyhow!("{}", parts.join("; "))
 }
 

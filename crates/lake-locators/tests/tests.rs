@@ -1,11 +1,11 @@
 //! Integration tests of `lake-locators`, one binary with one module per format.
+mod avro;
 mod columnar_conformance;
-mod rows_conformance;
-mod parquet;
 mod csv;
-mod json;
 mod ipc;
+mod json;
 mod msgpack;
 mod orc;
+mod parquet;
+mod rows_conformance;
 mod xlsx;
-mod avro;

@@ -184,7 +184,9 @@ impl TsFileReader {
             Err(_) if avail > HEADER_PROBE => {
                 // A longer measurement name: read again with room for names up to 1 MiB
                 // (never the whole data section, which a lying header could make us copy).
-                let all = self.source().get_bytes(offset, avail.min(HEADER_MAX) as usize)?;
+                let all = self
+                    .source()
+                    .get_bytes(offset, avail.min(HEADER_MAX) as usize)?;
                 parse_header(&all, offset)
             }
             Err(e) => Err(e),

@@ -26,36 +26,44 @@ pub struct Bench {
 
 /// Every registered benchmark.
 pub fn benches() -> Vec<Bench> {
-    vec![Bench {
-        name: "codecs",
-        about: "tsfile-format: decode values/s per encoding on 1M values, LZ4/ZSTD GB/s",
-        run: codecs::run,
-    }, Bench {
-        name: "locators",
-        about: "row formats: CSV/NDJSON indexing throughput and deep 100-row reads vs DuckDB",
-        run: locators_rows::run,
-    }, Bench {
-        // The second half of `locators`: both entries run under that name.
-        name: "locators",
-        about: "columnar formats: Parquet/ORC/Avro/Arrow index time and deep 100-row reads vs pyarrow/DuckDB",
-        run: locators::run,
-    }, Bench {
-        name: "lake",
-        about: "Lake Map on a 1 GB mixed lake: map create, deep slices, map load, locate_row vs DuckDB",
-        run: lake::run,
-    }, Bench {
-        name: "doctor",
-        about: "Lake Doctor: blake3 mode over the 1 GB lake vs b3sum, metadata mode over 100,000 files",
-        run: doctor::run,
-    }, Bench {
-        name: "tsfile",
-        about: "TsFile: full read of `large` into Arrow and open+devices+series metadata of `table_many_devices` vs the official reader",
-        run: tsfile::run,
-    }, Bench {
-        name: "tsfile-write",
-        about: "TsFile writer: points/s writing the corpus `large` rows vs the official writer (write_arrow_batch)",
-        run: tsfile_write::run,
-    }]
+    vec![
+        Bench {
+            name: "codecs",
+            about: "tsfile-format: decode values/s per encoding on 1M values, LZ4/ZSTD GB/s",
+            run: codecs::run,
+        },
+        Bench {
+            name: "locators",
+            about: "row formats: CSV/NDJSON indexing throughput and deep 100-row reads vs DuckDB",
+            run: locators_rows::run,
+        },
+        Bench {
+            // The second half of `locators`: both entries run under that name.
+            name: "locators",
+            about: "columnar formats: Parquet/ORC/Avro/Arrow index time and deep 100-row reads vs pyarrow/DuckDB",
+            run: locators::run,
+        },
+        Bench {
+            name: "lake",
+            about: "Lake Map on a 1 GB mixed lake: map create, deep slices, map load, locate_row vs DuckDB",
+            run: lake::run,
+        },
+        Bench {
+            name: "doctor",
+            about: "Lake Doctor: blake3 mode over the 1 GB lake vs b3sum, metadata mode over 100,000 files",
+            run: doctor::run,
+        },
+        Bench {
+            name: "tsfile",
+            about: "TsFile: full read of `large` into Arrow and open+devices+series metadata of `table_many_devices` vs the official reader",
+            run: tsfile::run,
+        },
+        Bench {
+            name: "tsfile-write",
+            about: "TsFile writer: points/s writing the corpus `large` rows vs the official writer (write_arrow_batch)",
+            run: tsfile_write::run,
+        },
+    ]
 }
 
 /// `cargo xtask bench [NAME…]`: builds xtask in release and runs the benchmarks there.
