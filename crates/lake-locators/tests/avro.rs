@@ -2,11 +2,12 @@
 //! blocks with their byte ranges, every codec, reads that seek to the first touched block,
 //! and malformed containers.
 
+use crate::common;
 use std::path::{Path, PathBuf};
 
 use apache_avro::Codec;
 use lake_locators::avro::AvroLocator;
-use lake_locators::{ColumnStats, Error, FileIndex, IndexOptions, Locator, ReadRequest, rows};
+use lake_locators::{ColumnStats, Error, FileIndex, IndexOptions, Locator, ReadRequest};
 use serde_json::{Value, json};
 
 const SCHEMA: &str = r#"{"type":"record","name":"r","fields":[
@@ -100,12 +101,7 @@ fn read(
         batch_size: 16,
         ..Default::default()
     };
-    let mut out = Vec::new();
-    for b in AvroLocator.read(path, &request).unwrap() {
-        let b = b.unwrap();
-        out.extend((0..b.num_rows()).map(|r| rows::row_value(&b, r)));
-    }
-    out
+    common::read_rows(&AvroLocator, path, &request)
 }
 
 #[test]

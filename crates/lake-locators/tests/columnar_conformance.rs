@@ -2,29 +2,13 @@
 //! (`../shared/conformance/lake`, written by pyarrow, pyorc and fastavro): row counts, block
 //! rows, statistics, sampled rows and slice segments.
 
-use std::path::{Path, PathBuf};
+use crate::common::{self, corpus, ext};
+use std::path::Path;
 
-use lake_locators::{ColumnStats, IndexOptions, ReadRequest, StatsColumns, registry, rows};
+use lake_locators::{ColumnStats, IndexOptions, ReadRequest, StatsColumns, registry};
 use serde_json::Value;
 
 const FORMATS: &[&str] = &["parquet", "orc", "avro", "arrow", "feather", "arrows"];
-
-fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/conformance/lake"
-    ));
-    if dir.join("expected.json").is_file() {
-        Some(dir.to_path_buf())
-    } else {
-        println!("skipped: {} is absent", dir.display());
-        None
-    }
-}
-
-fn ext(path: &str) -> &str {
-    path.rsplit('.').next().unwrap_or("")
-}
 
 /// Reads local rows `[start, start+len)` of a corpus file as JSON rows.
 fn read_rows(
@@ -42,14 +26,7 @@ fn read_rows(
         projection: columns,
         batch_size: 0,
     };
-    let mut out = Vec::new();
-    for batch in locator.read(path, &request).unwrap() {
-        let batch = batch.unwrap();
-        for r in 0..batch.num_rows() {
-            out.push(rows::row_value(&batch, r));
-        }
-    }
-    out
+    common::read_rows(locator.as_ref(), path, &request)
 }
 
 /// Compares expected statistics (`{type, min, max}`) with ours; returns mismatches.

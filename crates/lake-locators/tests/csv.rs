@@ -2,28 +2,17 @@
 //! quoted field spanning one, empty lines exactly at one, a file of exactly `stride` rows),
 //! reads that seek to checkpoints, projections, and typed errors for bad input.
 
-use std::path::{Path, PathBuf};
+use crate::common::{self, checkpoints, write};
+use std::path::Path;
 
 use lake_locators::{
     Error, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns, csv::DelimitedLocator,
-    rows, types,
+    types,
 };
 use serde_json::{Value, json};
 
-fn write(dir: &tempfile::TempDir, name: &str, data: &[u8]) -> PathBuf {
-    let path = dir.path().join(name);
-    std::fs::write(&path, data).unwrap();
-    path
-}
-
 fn index(path: &Path, stride: u64) -> lake_locators::Result<FileIndex> {
-    DelimitedLocator.index(
-        path,
-        &IndexOptions {
-            stride,
-            stats: StatsColumns::All,
-        },
-    )
+    common::index_every(&DelimitedLocator, path, stride)
 }
 
 fn read(
@@ -32,28 +21,11 @@ fn read(
     rows: std::ops::Range<u64>,
     projection: Option<&[String]>,
 ) -> Vec<Value> {
-    let request = ReadRequest {
-        rows,
-        blocks: idx.map(|i| i.blocks.as_slice()),
-        schema: idx.map(|i| i.schema.clone()),
-        projection,
-        batch_size: 2,
-    };
-    let mut out = Vec::new();
-    for batch in DelimitedLocator.read(path, &request).unwrap() {
-        let batch = batch.unwrap();
-        for r in 0..batch.num_rows() {
-            out.push(rows::row_value(&batch, r));
-        }
-    }
-    out
-}
-
-fn checkpoints(idx: &FileIndex) -> Vec<(u64, u64)> {
-    idx.blocks
-        .iter()
-        .map(|b| (b.first_row, b.first_byte.unwrap()))
-        .collect()
+    common::read_rows(
+        &DelimitedLocator,
+        path,
+        &common::request(idx, rows, projection, 2),
+    )
 }
 
 fn offset(data: &[u8], needle: &[u8]) -> u64 {

@@ -1,6 +1,7 @@
 //! Arrow IPC file and stream locators: batches as blocks (empty batches included), stream
 //! byte offsets, reads that touch only the wanted batches, and malformed files.
 
+use crate::common;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -82,14 +83,10 @@ fn ids(
         blocks: idx.map(|i| i.blocks.as_slice()),
         ..Default::default()
     };
-    let mut out = Vec::new();
-    for b in locator.read(path, &request).unwrap() {
-        let b = b.unwrap();
-        for r in 0..b.num_rows() {
-            out.push(rows::row_value(&b, r)["id"].as_i64().unwrap());
-        }
-    }
-    out
+    common::read_rows(locator, path, &request)
+        .iter()
+        .map(|row| row["id"].as_i64().unwrap())
+        .collect()
 }
 
 fn check_locator(locator: &dyn Locator, path: &Path) -> FileIndex {

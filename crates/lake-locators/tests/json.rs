@@ -2,53 +2,18 @@
 //! lines and array elements, reads from checkpoints, nested values through arrow-json's
 //! inference, mixed types, and typed errors for bad input.
 
-use std::path::{Path, PathBuf};
+use crate::common::{self, checkpoints, write};
+use std::path::Path;
 
-use lake_locators::{
-    Error, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns, json::JsonLocator, rows,
-    types,
-};
+use lake_locators::{Error, FileIndex, json::JsonLocator, types};
 use serde_json::{Value, json};
 
-fn write(dir: &tempfile::TempDir, name: &str, data: &[u8]) -> PathBuf {
-    let path = dir.path().join(name);
-    std::fs::write(&path, data).unwrap();
-    path
-}
-
 fn index(path: &Path, stride: u64) -> lake_locators::Result<FileIndex> {
-    JsonLocator.index(
-        path,
-        &IndexOptions {
-            stride,
-            stats: StatsColumns::All,
-        },
-    )
+    common::index_every(&JsonLocator, path, stride)
 }
 
 fn read(path: &Path, idx: Option<&FileIndex>, rows: std::ops::Range<u64>) -> Vec<Value> {
-    let request = ReadRequest {
-        rows,
-        blocks: idx.map(|i| i.blocks.as_slice()),
-        schema: idx.map(|i| i.schema.clone()),
-        projection: None,
-        batch_size: 2,
-    };
-    let mut out = Vec::new();
-    for batch in JsonLocator.read(path, &request).unwrap() {
-        let batch = batch.unwrap();
-        for r in 0..batch.num_rows() {
-            out.push(rows::row_value(&batch, r));
-        }
-    }
-    out
-}
-
-fn checkpoints(idx: &FileIndex) -> Vec<(u64, u64)> {
-    idx.blocks
-        .iter()
-        .map(|b| (b.first_row, b.first_byte.unwrap()))
-        .collect()
+    common::read_rows(&JsonLocator, path, &common::request(idx, rows, None, 2))
 }
 
 fn type_names(idx: &FileIndex) -> Vec<String> {

@@ -2,47 +2,19 @@
 //! checkpoints every `stride` rows at the map headers, reads from checkpoints, nested values,
 //! and typed errors for truncated or malformed input.
 
-use std::path::{Path, PathBuf};
+use crate::common::{self, write};
+use std::path::Path;
 
-use lake_locators::{
-    Error, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns, msgpack::MsgPackLocator,
-    rows, types,
-};
+use lake_locators::{Error, FileIndex, msgpack::MsgPackLocator, types};
 use rmp::encode;
 use serde_json::{Value, json};
 
-fn write(dir: &tempfile::TempDir, name: &str, data: &[u8]) -> PathBuf {
-    let path = dir.path().join(name);
-    std::fs::write(&path, data).unwrap();
-    path
-}
-
 fn index(path: &Path, stride: u64) -> lake_locators::Result<FileIndex> {
-    MsgPackLocator.index(
-        path,
-        &IndexOptions {
-            stride,
-            stats: StatsColumns::All,
-        },
-    )
+    common::index_every(&MsgPackLocator, path, stride)
 }
 
 fn read(path: &Path, idx: Option<&FileIndex>, rows: std::ops::Range<u64>) -> Vec<Value> {
-    let request = ReadRequest {
-        rows,
-        blocks: idx.map(|i| i.blocks.as_slice()),
-        schema: idx.map(|i| i.schema.clone()),
-        projection: None,
-        batch_size: 2,
-    };
-    let mut out = Vec::new();
-    for batch in MsgPackLocator.read(path, &request).unwrap() {
-        let batch = batch.unwrap();
-        for r in 0..batch.num_rows() {
-            out.push(rows::row_value(&batch, r));
-        }
-    }
-    out
+    common::read_rows(&MsgPackLocator, path, &common::request(idx, rows, None, 2))
 }
 
 /// One row `{"id": i, "name": .., "price": .., "ok": ..}` with varying key order and a

@@ -1,6 +1,7 @@
 //! ORC locator: stripes as blocks with their byte ranges, reads that start at the first touched
 //! stripe (earlier stripes are never read), projections, and malformed files.
 
+use crate::common;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -72,12 +73,7 @@ fn read_json(
         batch_size: 100,
         ..Default::default()
     };
-    let mut out = Vec::new();
-    for b in OrcLocator.read(path, &request).unwrap() {
-        let b = b.unwrap();
-        out.extend((0..b.num_rows()).map(|r| rows::row_value(&b, r)));
-    }
-    out
+    common::read_rows(&OrcLocator, path, &request)
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Parquet locator: footer-only indexing and row-group-only reads (traced), statistics from
 //! the footer or the data, page-skipping reads, projections and malformed files.
 
+use crate::common;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -79,12 +80,7 @@ fn read(
         projection: cols,
         batch_size: 64,
     };
-    let mut out = Vec::new();
-    for b in ParquetLocator.read(path, &request).unwrap() {
-        let b = b.unwrap();
-        out.extend((0..b.num_rows()).map(|r| rows::row_value(&b, r)));
-    }
-    out
+    common::read_rows(&ParquetLocator, path, &request)
 }
 
 #[test]

@@ -3,33 +3,15 @@
 //! openpyxl): row counts, checkpoint byte offsets, inferred column types, sampled rows, slice
 //! segments with projections and `stats_inferred`, through the registry as `lake-map` uses it.
 
-use std::path::{Path, PathBuf};
+use crate::common::{self, corpus, ext};
+use std::path::Path;
 
-use lake_locators::{
-    Block, ColumnStats, FileIndex, IndexOptions, ReadRequest, registry, rows, types,
-};
+use lake_locators::{Block, ColumnStats, FileIndex, IndexOptions, ReadRequest, registry, types};
 use serde_json::Value;
 
 const FORMATS: &[&str] = &[
     "csv", "tsv", "psv", "txt", "ndjson", "jsonl", "json", "msgpack", "xlsx",
 ];
-
-fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/conformance/lake"
-    ));
-    if dir.join("expected.json").is_file() {
-        Some(dir.to_path_buf())
-    } else {
-        println!("skipped: {} is absent", dir.display());
-        None
-    }
-}
-
-fn ext(path: &str) -> &str {
-    path.rsplit('.').next().unwrap_or("")
-}
 
 fn index(path: &Path) -> FileIndex {
     let locator = registry::for_extension(ext(path.to_str().unwrap())).unwrap();
@@ -47,24 +29,11 @@ fn read_rows(
     columns: Option<&[String]>,
 ) -> Vec<Value> {
     let locator = registry::for_extension(ext(path.to_str().unwrap())).unwrap();
-    let request = ReadRequest {
-        rows: start..start + len,
-        blocks: index.map(|i| i.blocks.as_slice()),
-        schema: index.map(|i| i.schema.clone()),
-        projection: columns,
-        batch_size: 0,
-    };
-    let mut out = Vec::new();
-    for batch in locator
-        .read(path, &request)
-        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
-    {
-        let batch = batch.unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-        for r in 0..batch.num_rows() {
-            out.push(rows::row_value(&batch, r));
-        }
-    }
-    out
+    common::read_rows(
+        locator.as_ref(),
+        path,
+        &common::request(index, start..start + len, columns, 0),
+    )
 }
 
 /// JSON equality with numbers compared numerically (xlsx integers are doubles in the file;

@@ -1,6 +1,7 @@
 //! Integration tests of `lake-locators`, one binary with one module per format.
 mod avro;
 mod columnar_conformance;
+mod common;
 mod csv;
 mod ipc;
 mod json;

@@ -1,10 +1,11 @@
 //! The XLSX locator: logical blocks on the corpus workbook (first sheet in workbook order),
 //! ranged reads that stop after the range, and typed errors for files that are not XLSX.
 
+use crate::common;
 use std::path::{Path, PathBuf};
 
 use lake_locators::{
-    Error, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns, rows, xlsx::XlsxLocator,
+    Error, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns, xlsx::XlsxLocator,
 };
 use serde_json::Value;
 
@@ -22,22 +23,7 @@ fn workbook() -> Option<PathBuf> {
 }
 
 fn read(path: &Path, idx: Option<&FileIndex>, rows: std::ops::Range<u64>) -> Vec<Value> {
-    let request = ReadRequest {
-        rows,
-        blocks: idx.map(|i| i.blocks.as_slice()),
-        schema: idx.map(|i| i.schema.clone()),
-        projection: None,
-        batch_size: 7,
-    };
-    let mut out = Vec::new();
-    for batch in XlsxLocator.read(path, &request).unwrap() {
-        let batch = batch.unwrap();
-        assert!(batch.num_rows() <= 7);
-        for r in 0..batch.num_rows() {
-            out.push(rows::row_value(&batch, r));
-        }
-    }
-    out
+    common::read_rows(&XlsxLocator, path, &common::request(idx, rows, None, 7))
 }
 
 #[test]

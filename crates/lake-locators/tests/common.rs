@@ -1,0 +1,96 @@
+//! Helpers shared by the integration test modules: the conformance corpus location, small
+//! files in a temp dir, indexing with a stride, and reading a row range back as JSON rows.
+
+use std::path::{Path, PathBuf};
+
+use lake_locators::{FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns, rows};
+use serde_json::Value;
+
+/// The lake corpus (`../shared/conformance/lake`), or `None` with a printed reason when it
+/// is absent so the conformance tests skip instead of failing on a checkout without it.
+pub(crate) fn corpus() -> Option<PathBuf> {
+    let dir = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/conformance/lake"
+    ));
+    if dir.join("expected.json").is_file() {
+        Some(dir.to_path_buf())
+    } else {
+        println!("skipped: {} is absent", dir.display());
+        None
+    }
+}
+
+/// The extension of a corpus path, which picks its locator from the registry.
+pub(crate) fn ext(path: &str) -> &str {
+    path.rsplit('.').next().unwrap_or("")
+}
+
+/// Writes `data` to `name` in the temp dir and returns the path.
+pub(crate) fn write(dir: &tempfile::TempDir, name: &str, data: &[u8]) -> PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, data).unwrap();
+    path
+}
+
+/// Indexes `path` with checkpoints every `stride` rows and statistics on every column.
+pub(crate) fn index_every(
+    locator: &dyn Locator,
+    path: &Path,
+    stride: u64,
+) -> lake_locators::Result<FileIndex> {
+    locator.index(
+        path,
+        &IndexOptions {
+            stride,
+            stats: StatsColumns::All,
+        },
+    )
+}
+
+/// A request for `rows` that seeks with the index's blocks and schema when one is given.
+pub(crate) fn request<'a>(
+    idx: Option<&'a FileIndex>,
+    rows: std::ops::Range<u64>,
+    projection: Option<&'a [String]>,
+    batch_size: usize,
+) -> ReadRequest<'a> {
+    ReadRequest {
+        rows,
+        blocks: idx.map(|i| i.blocks.as_slice()),
+        schema: idx.map(|i| i.schema.clone()),
+        projection,
+        batch_size,
+    }
+}
+
+/// Runs `request` and returns every row as JSON; a read error panics naming the file, and
+/// every batch must respect a non-zero `batch_size`.
+pub(crate) fn read_rows(locator: &dyn Locator, path: &Path, request: &ReadRequest) -> Vec<Value> {
+    let mut out = Vec::new();
+    for batch in locator
+        .read(path, request)
+        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+    {
+        let batch = batch.unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        if request.batch_size > 0 {
+            assert!(
+                batch.num_rows() <= request.batch_size,
+                "{}: a batch of {} rows for batch_size {}",
+                path.display(),
+                batch.num_rows(),
+                request.batch_size
+            );
+        }
+        out.extend((0..batch.num_rows()).map(|r| rows::row_value(&batch, r)));
+    }
+    out
+}
+
+/// The `(first_row, first_byte)` checkpoints of a row-format index.
+pub(crate) fn checkpoints(idx: &FileIndex) -> Vec<(u64, u64)> {
+    idx.blocks
+        .iter()
+        .map(|b| (b.first_row, b.first_byte.unwrap()))
+        .collect()
+}
