@@ -479,3 +479,45 @@ fn batch_boundaries_do_not_change_the_bytes() {
     let dump = tsfile_index::dump::dump_path(&dir.path().join("whole.tsfile")).expect("readable");
     assert_eq!(dump["data"]["tables"][0]["row_count"], json!(rows));
 }
+
+/// GORILLA's stream terminator for DOUBLE is the canonical NaN: the writer refuses it (a
+/// reader would stop the page there) and names the column, while PLAIN stores it.
+#[test]
+fn values_equal_to_a_stream_terminator_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let batch = RecordBatch::try_from_iter([
+        (
+            "time",
+            Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef,
+        ),
+        (
+            "s",
+            Arc::new(arrow_array::Float64Array::from(vec![1.0, f64::NAN, 2.0])) as ArrayRef,
+        ),
+    ])
+    .expect("batch");
+    let write = |encoding: E, name: &str| {
+        let path = dir.path().join(name);
+        let opts = WriterOptions::default();
+        let mut m = opts.measurement("s", T::Double);
+        m.encoding = encoding;
+        let mut w = TsFileWriter::create(&path, opts).expect("create");
+        w.register_device("root.sg.d1", false, vec![m])
+            .expect("register");
+        let result = w
+            .write_tree("root.sg.d1", "time", &batch)
+            .and_then(|()| w.close().map(drop));
+        (result, path)
+    };
+    let (result, path) = write(E::Gorilla, "gorilla.tsfile");
+    let err = result.expect_err("NaN with GORILLA");
+    assert!(err.to_string().contains("column \"s\""), "{err}");
+    assert!(err.to_string().contains("GORILLA"), "{err}");
+    assert!(
+        !path.exists(),
+        "no file under the final name after a refused write"
+    );
+    let (result, path) = write(E::Plain, "plain.tsfile");
+    result.expect("NaN with PLAIN");
+    assert!(path.exists());
+}

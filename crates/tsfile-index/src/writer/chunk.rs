@@ -14,7 +14,7 @@ use tsfile_format::statistics::Statistics;
 use tsfile_format::types::{CompressionType, Marker, TSDataType, TSEncoding};
 
 use super::buffer::Values;
-use super::error::WriteResult;
+use super::error::{WriteError, WriteResult};
 use super::options::{Flavor, WriterOptions};
 use super::stats::{self, PageSlice};
 
@@ -127,9 +127,47 @@ fn put_slice(enc: &mut ValueEncoder, slice: PageSlice<'_>) {
 }
 
 /// Encodes and flushes one page's values.
-fn encode_page(enc: &mut ValueEncoder, slice: PageSlice<'_>, out: &mut Vec<u8>) {
+fn encode_page(
+    codec: ColumnCodec<'_>,
+    enc: &mut ValueEncoder,
+    slice: PageSlice<'_>,
+    out: &mut Vec<u8>,
+) -> WriteResult<()> {
+    check_terminator(codec, slice)?;
     put_slice(enc, slice);
     enc.flush(out);
+    Ok(())
+}
+
+/// GORILLA and CHIMP end their streams at an in-band terminator (INT_MIN, LONG_MIN, the
+/// canonical NaN; §8.5, §8.8). A value equal to it would silently cut the page short for every
+/// reader, the official ones included, so it is refused with a way out.
+fn check_terminator(codec: ColumnCodec<'_>, slice: PageSlice<'_>) -> WriteResult<()> {
+    if !matches!(codec.encoding, TSEncoding::Gorilla | TSEncoding::Chimp) {
+        return Ok(());
+    }
+    let found = match slice {
+        PageSlice::Int32(v) => v.contains(&i32::MIN).then(|| i32::MIN.to_string()),
+        PageSlice::Int64(v) => v.contains(&i64::MIN).then(|| i64::MIN.to_string()),
+        PageSlice::Float(v) => v
+            .iter()
+            .any(|x| x.to_bits() == 0x7fc0_0000)
+            .then(|| "NaN".into()),
+        PageSlice::Double(v) => v
+            .iter()
+            .any(|x| x.to_bits() == 0x7ff8_0000_0000_0000)
+            .then(|| "NaN".into()),
+        PageSlice::Boolean(_) | PageSlice::Binary(..) => None,
+    };
+    match found {
+        None => Ok(()),
+        Some(value) => Err(WriteError::schema(format!(
+            "column {:?}: the value {value} is the stream terminator of {} and cannot be \
+             stored with it; choose PLAIN or TS_2DIFF for this column",
+            codec.name,
+            codec.encoding.name()
+        ))),
+    }
 }
 
 /// The C++ writer stores `min_delta = 0` in a TS_2DIFF block holding a single value, where
@@ -358,7 +396,7 @@ pub(crate) fn value_pages(
         let slice = values.slice(vi..vi + n);
         vi += n;
         let mut stream = Vec::new();
-        encode_page(&mut enc, slice, &mut stream);
+        encode_page(codec, &mut enc, slice, &mut stream)?;
         if let Some(w) = width {
             cpp_single_value_blocks(&mut stream, w);
         }
@@ -404,7 +442,7 @@ pub(crate) fn series_chunk(
         let slice = values.slice(r);
         let time_part = time_stream(t, opts.time_encoding, opts.flavor)?;
         let mut stream = Vec::new();
-        encode_page(&mut enc, slice, &mut stream);
+        encode_page(codec, &mut enc, slice, &mut stream)?;
         if let Some(w) = width {
             cpp_single_value_blocks(&mut stream, w);
         }
