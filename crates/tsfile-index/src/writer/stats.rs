@@ -2,6 +2,8 @@
 //! then merged page → chunk → series. Sums are accumulated per page and added page by page,
 //! like the official writers, so the floating-point sums come out bit-identical.
 
+use std::ops::AddAssign;
+
 use tsfile_format::statistics::{Statistics, StatisticsValues};
 use tsfile_format::types::TSDataType;
 
@@ -88,12 +90,7 @@ pub(crate) fn of_page(values: PageSlice<'_>, times: &[i64], data_type: TSDataTyp
             sum: v.iter().filter(|b| **b).count() as i64,
         },
         PageSlice::Int32(v) => {
-            let (mut min, mut max, mut sum) = (v[0], v[0], 0i64);
-            for &x in v {
-                min = min.min(x);
-                max = max.max(x);
-                sum += i64::from(x);
-            }
+            let (min, max, sum) = min_max_sum(v, i64::from);
             StatisticsValues::Int32 {
                 min,
                 max,
@@ -103,12 +100,7 @@ pub(crate) fn of_page(values: PageSlice<'_>, times: &[i64], data_type: TSDataTyp
             }
         }
         PageSlice::Int64(v) => {
-            let (mut min, mut max, mut sum) = (v[0], v[0], 0f64);
-            for &x in v {
-                min = min.min(x);
-                max = max.max(x);
-                sum += x as f64;
-            }
+            let (min, max, sum) = min_max_sum(v, |x| x as f64);
             StatisticsValues::Int64 {
                 min,
                 max,
@@ -118,16 +110,7 @@ pub(crate) fn of_page(values: PageSlice<'_>, times: &[i64], data_type: TSDataTyp
             }
         }
         PageSlice::Float(v) => {
-            let (mut min, mut max, mut sum) = (v[0], v[0], 0f64);
-            for &x in v {
-                if x < min {
-                    min = x;
-                }
-                if x > max {
-                    max = x;
-                }
-                sum += f64::from(x);
-            }
+            let (min, max, sum) = min_max_sum(v, f64::from);
             StatisticsValues::Float {
                 min,
                 max,
@@ -137,16 +120,7 @@ pub(crate) fn of_page(values: PageSlice<'_>, times: &[i64], data_type: TSDataTyp
             }
         }
         PageSlice::Double(v) => {
-            let (mut min, mut max, mut sum) = (v[0], v[0], 0f64);
-            for &x in v {
-                if x < min {
-                    min = x;
-                }
-                if x > max {
-                    max = x;
-                }
-                sum += x;
-            }
+            let (min, max, sum) = min_max_sum(v, |x| x);
             StatisticsValues::Double {
                 min,
                 max,
@@ -206,6 +180,51 @@ pub(crate) enum PageSlice<'a> {
     Binary(&'a [usize], &'a [u8]),
 }
 
+/// The minimum, maximum and sum of a non-empty page, summed in order after `widen` so the
+/// floating-point sums match the official writers bit for bit. A NaN is never taken as a
+/// minimum or maximum, since it compares false.
+fn min_max_sum<T: PartialOrd + Copy, S: AddAssign + Default>(
+    v: &[T],
+    widen: impl Fn(T) -> S,
+) -> (T, T, S) {
+    let (mut min, mut max, mut sum) = (v[0], v[0], S::default());
+    for &x in v {
+        if x < min {
+            min = x;
+        }
+        if x > max {
+            max = x;
+        }
+        sum += widen(x);
+    }
+    (min, max, sum)
+}
+
+/// Merges a later block's `(min, max, first, last, sum)` into `acc`'s, the same for every
+/// numeric type: `first` moves when `next` starts earlier, `last` when it ends no earlier.
+fn merge_numeric<T: PartialOrd + Copy, S: AddAssign + Copy>(
+    acc: (&mut T, &mut T, &mut T, &mut T, &mut S),
+    next: (&T, &T, &T, &T, &S),
+    earlier: bool,
+    later: bool,
+) {
+    let (min, max, first, last, sum) = acc;
+    let (a, b, f, l, s) = next;
+    if a < min {
+        *min = *a;
+    }
+    if b > max {
+        *max = *b;
+    }
+    *sum += *s;
+    if earlier {
+        *first = *f;
+    }
+    if later {
+        *last = *l;
+    }
+}
+
 /// Merges `next` (later in time) into `acc`. Blocks with count 0 contribute nothing.
 pub(crate) fn merge(acc: &mut Statistics, next: &Statistics) {
     if next.count == 0 {
@@ -253,17 +272,12 @@ pub(crate) fn merge(acc: &mut Statistics, next: &Statistics) {
                 last: l,
                 sum: s,
             },
-        ) => {
-            *min = (*min).min(*a);
-            *max = (*max).max(*b);
-            *sum += s;
-            if earlier {
-                *first = *f;
-            }
-            if later {
-                *last = *l;
-            }
-        }
+        ) => merge_numeric(
+            (min, max, first, last, sum),
+            (a, b, f, l, s),
+            earlier,
+            later,
+        ),
         (
             V::Int64 {
                 min,
@@ -279,17 +293,12 @@ pub(crate) fn merge(acc: &mut Statistics, next: &Statistics) {
                 last: l,
                 sum: s,
             },
-        ) => {
-            *min = (*min).min(*a);
-            *max = (*max).max(*b);
-            *sum += s;
-            if earlier {
-                *first = *f;
-            }
-            if later {
-                *last = *l;
-            }
-        }
+        ) => merge_numeric(
+            (min, max, first, last, sum),
+            (a, b, f, l, s),
+            earlier,
+            later,
+        ),
         (
             V::Float {
                 min,
@@ -305,21 +314,12 @@ pub(crate) fn merge(acc: &mut Statistics, next: &Statistics) {
                 last: l,
                 sum: s,
             },
-        ) => {
-            if a < min {
-                *min = *a;
-            }
-            if b > max {
-                *max = *b;
-            }
-            *sum += s;
-            if earlier {
-                *first = *f;
-            }
-            if later {
-                *last = *l;
-            }
-        }
+        ) => merge_numeric(
+            (min, max, first, last, sum),
+            (a, b, f, l, s),
+            earlier,
+            later,
+        ),
         (
             V::Double {
                 min,
@@ -335,21 +335,12 @@ pub(crate) fn merge(acc: &mut Statistics, next: &Statistics) {
                 last: l,
                 sum: s,
             },
-        ) => {
-            if a < min {
-                *min = *a;
-            }
-            if b > max {
-                *max = *b;
-            }
-            *sum += s;
-            if earlier {
-                *first = *f;
-            }
-            if later {
-                *last = *l;
-            }
-        }
+        ) => merge_numeric(
+            (min, max, first, last, sum),
+            (a, b, f, l, s),
+            earlier,
+            later,
+        ),
         (V::Text { first, last }, V::Text { first: f, last: l }) => {
             if earlier {
                 first.clone_from(f);
