@@ -18,6 +18,7 @@ use crate::locator::{BatchIter, Block, FileIndex, IndexOptions, Locator, ReadReq
 use crate::rowread::{check_stride, projection_indices, start_block};
 use crate::scan::{
     FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, skip_records,
+    zero_bytes,
 };
 
 /// The locator of the delimited formats.
@@ -162,13 +163,6 @@ const MAX_CUTS: usize = 64;
 
 /// The high bit of every byte of a word.
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-
-/// Marks with its high bit every zero byte of `x` (exactly: no false positives).
-#[inline(always)]
-fn zero_bytes(x: u64) -> u64 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    !(((x & LOW7) + LOW7) | x | LOW7)
-}
 
 /// One word-at-a-time pass over the record starting at `start` that finds its line end and
 /// its delimiters, for records without any quote: `Some((line_end, delimiter_count,
@@ -324,7 +318,7 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Head
             });
         }
         let record = pos;
-        let mut observe = |i: usize, text: &[u8], escaped: bool| {
+        let observe = |i: usize, text: &[u8], escaped: bool| {
             if let Some(c) = cols.cols.get_mut(i) {
                 if escaped {
                     // A field with doubled quotes is never a number or a boolean.
@@ -346,16 +340,18 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Head
                 if non_ascii {
                     check_utf8_at(path, h.format, data, pos, line_end)?;
                 }
+                // Fields are passed as ranges of the whole buffer, so that numbers can be
+                // checked a word at a time.
                 let mut prev = pos;
-                for (k, &cut) in cuts[..ncuts].iter().enumerate() {
-                    observe(k, &data[prev..cut], false);
-                    prev = cut + 1;
-                }
                 let mut last = line_end;
                 if last > prev && data[last - 1] == b'\r' {
                     last -= 1;
                 }
-                observe(ncuts, &data[prev..last], false);
+                let bounds = cuts[..ncuts].iter().copied().chain(std::iter::once(last));
+                for (c, cut) in cols.cols.iter_mut().zip(bounds) {
+                    c.observe_field_at(data, prev, cut);
+                    prev = cut + 1;
+                }
                 ((line_end + 1).min(data.len()), ncuts + 1)
             }
             None => {

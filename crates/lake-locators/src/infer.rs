@@ -19,6 +19,9 @@ use crate::locator::{ColumnStats, Stats, StatsColumns};
 pub(crate) struct ColumnInfer {
     /// The column's name.
     pub(crate) name: String,
+    /// True when the name holds no quote or backslash, so that a JSON member name whose raw
+    /// bytes equal it needs no escape decoding.
+    plain_name: bool,
     seen_int: bool,
     seen_float: bool,
     seen_bool: bool,
@@ -34,6 +37,7 @@ impl ColumnInfer {
     /// A fresh accumulator; `track` enables statistics.
     pub(crate) fn new(name: String, track: bool) -> Self {
         ColumnInfer {
+            plain_name: !name.bytes().any(|b| b == b'"' || b == b'\\'),
             name,
             seen_int: false,
             seen_float: false,
@@ -179,6 +183,18 @@ impl ColumnInfer {
         true
     }
 
+    /// Records a number recognised by [`json_number_end`] (`Int` or `Decimal`), for a column
+    /// without statistics: classification only, no value is computed.
+    #[inline(always)]
+    pub(crate) fn untracked_number(&mut self, kind: NumberKind) {
+        debug_assert!(!self.track);
+        match kind {
+            NumberKind::Int => self.seen_int = true,
+            NumberKind::Decimal => self.seen_float = true,
+            NumberKind::Unknown => {}
+        }
+    }
+
     /// Classifies one delimited-text field (already unquoted; empty = null) and records it.
     #[inline]
     pub(crate) fn observe_text_field(&mut self, field: &[u8]) {
@@ -216,6 +232,33 @@ impl ColumnInfer {
             }
         }
         self.text(field);
+    }
+
+    /// Classifies the delimited-text field `data[start..end]` (empty = null) and records it,
+    /// like [`ColumnInfer::observe_text_field`]. Without statistics, a column that can only be
+    /// Utf8 is not looked at, and plain numbers are recognised a word at a time: the field is
+    /// a range of the whole buffer, so words may be read past its end without copying.
+    #[inline(always)]
+    pub(crate) fn observe_field_at(&mut self, data: &[u8], start: usize, end: usize) {
+        if !self.track && start < end {
+            if self.is_text() {
+                return;
+            }
+            if self.may_be_number() {
+                match number_kind(data, start, end) {
+                    NumberKind::Int => {
+                        self.seen_int = true;
+                        return;
+                    }
+                    NumberKind::Decimal => {
+                        self.seen_float = true;
+                        return;
+                    }
+                    NumberKind::Unknown => {}
+                }
+            }
+        }
+        self.observe_text_field(&data[start..end]);
     }
 
     /// The inferred Arrow type.
@@ -297,6 +340,20 @@ impl Columns {
         self.push(String::from_utf8_lossy(key).into_owned(), wanted)
     }
 
+    /// When the member name whose first byte is `data[at]` (just after its opening quote)
+    /// is exactly the plain name of column `hint` followed by the closing quote, the position
+    /// just past that quote: rows that keep one key order then never scan their keys.
+    #[inline(always)]
+    pub(crate) fn expected_key(&self, hint: usize, data: &[u8], at: usize) -> Option<usize> {
+        let c = self.cols.get(hint)?;
+        if !c.plain_name {
+            return None;
+        }
+        let name = c.name.as_bytes();
+        let end = at + name.len();
+        (data.get(end) == Some(&b'"') && eq_short(&data[at..end], name)).then_some(end + 1)
+    }
+
     /// The inferred schema (every field nullable).
     pub(crate) fn schema(&self) -> SchemaRef {
         Arc::new(Schema::new(
@@ -331,6 +388,127 @@ fn eq_short(a: &[u8], b: &[u8]) -> bool {
     } else {
         a == b
     }
+}
+
+/// What [`number_kind`] could tell about a field without looking at it byte by byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NumberKind {
+    /// `-?[0-9]{1,18}`: an i64 integer.
+    Int,
+    /// `-?[0-9]*\.[0-9]*` with at least one digit: a plain decimal number.
+    Decimal,
+    /// Anything else (an exponent, text, a field longer than 24 bytes or at the end of the
+    /// buffer): the caller classifies it byte by byte.
+    Unknown,
+}
+
+/// The high bit of every byte of a word.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// The little-endian word of the 8 bytes of `data` at `at`, when there are 8.
+#[inline(always)]
+fn word_at(data: &[u8], at: usize) -> Option<u64> {
+    let bytes: [u8; 8] = data.get(at..at.checked_add(8)?)?.try_into().ok()?;
+    Some(u64::from_le_bytes(bytes))
+}
+
+/// One bit per byte of `w` (bit k for byte k) set when that byte is not an ASCII digit.
+#[inline(always)]
+fn non_digit_bits(w: u64) -> u32 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // Digits become 0..=9; adding 0x76 to the low 7 bits sets the high bit of every byte
+    // above 9 without carrying into the next byte (at most 0x7f + 0x76 = 0xf5).
+    let x = w ^ 0x3030_3030_3030_3030;
+    let high = (x | ((x & LOW7) + 0x7676_7676_7676_7676)) & HIGH_BITS;
+    // Gathers the eight high bits into the top byte: the products land on distinct bits.
+    (((high >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56) as u32
+}
+
+/// Recognises the common plain numbers of the field `data[start..end]` (non-empty) a word
+/// at a time. `Int` and `Decimal` are certain; `Unknown` says nothing.
+#[inline(always)]
+pub(crate) fn number_kind(data: &[u8], start: usize, end: usize) -> NumberKind {
+    let n = end.saturating_sub(start);
+    if n == 0 {
+        return NumberKind::Unknown;
+    }
+    // Bit k is set when byte `start + k` of the field is not a digit.
+    let mask: u32 = if n <= 8 {
+        // Near the end of the buffer the word ending with the field serves, shifted down.
+        let w = match word_at(data, start) {
+            Some(w) => w,
+            None => match end.checked_sub(8).and_then(|at| word_at(data, at)) {
+                Some(w) => w >> (64 - 8 * n),
+                None => return NumberKind::Unknown,
+            },
+        };
+        non_digit_bits(w) & ((1u32 << n) - 1)
+    } else if n <= 16 {
+        let (Some(a), Some(b)) = (word_at(data, start), word_at(data, end - 8)) else {
+            return NumberKind::Unknown;
+        };
+        non_digit_bits(a) | (non_digit_bits(b) << (n - 8))
+    } else if n <= 24 {
+        let (Some(a), Some(b), Some(c)) = (
+            word_at(data, start),
+            word_at(data, start + 8),
+            word_at(data, end - 8),
+        ) else {
+            return NumberKind::Unknown;
+        };
+        non_digit_bits(a) | (non_digit_bits(b) << 8) | (non_digit_bits(c) << (n - 8))
+    } else {
+        return NumberKind::Unknown;
+    };
+    let neg = data[start] == b'-';
+    let mask = mask & !u32::from(neg);
+    let body = n - usize::from(neg);
+    if mask == 0 {
+        // At most 24 digits here: only up to 18 are certainly within i64.
+        if (1..=18).contains(&body) {
+            return NumberKind::Int;
+        }
+        return NumberKind::Unknown;
+    }
+    // One non-digit byte, a `.`, with a digit somewhere (`body` counts the dot).
+    if mask & (mask - 1) == 0 && data[start + mask.trailing_zeros() as usize] == b'.' && body >= 2 {
+        return NumberKind::Decimal;
+    }
+    NumberKind::Unknown
+}
+
+/// The end and kind of the JSON number starting at `data[start]` (a `-` or a digit) when it
+/// is recognised a word at a time: `-?[0-9]{1,18}` or a plain decimal within 24 bytes,
+/// followed by a byte that cannot continue a number (the byte-by-byte scan would stop there
+/// too). `None` says nothing: the caller scans byte by byte.
+#[inline(always)]
+pub(crate) fn json_number_end(data: &[u8], start: usize) -> Option<(usize, NumberKind)> {
+    let neg = data.get(start) == Some(&b'-');
+    let mut mask = non_digit_bits(word_at(data, start)?) & !u32::from(neg);
+    let first_is_dot = mask != 0 && data[start + mask.trailing_zeros() as usize] == b'.';
+    if mask == 0 || (first_is_dot && mask & (mask - 1) == 0) {
+        // The number may go on past the first word.
+        mask |= (non_digit_bits(word_at(data, start + 8)?) << 8)
+            | (non_digit_bits(word_at(data, start + 16)?) << 16);
+    }
+    let neg = usize::from(neg);
+    let k = mask.trailing_zeros() as usize;
+    if k >= 24 {
+        return None;
+    }
+    let continues = |b: u8| matches!(b, b'+' | b'-' | b'.' | b'e' | b'E');
+    if data[start + k] == b'.' {
+        let k2 = (mask & (mask - 1)).trailing_zeros() as usize;
+        // At least one digit besides the dot.
+        if k2 < 24 && k2 - neg >= 2 && !continues(data[start + k2]) {
+            return Some((start + k2, NumberKind::Decimal));
+        }
+        return None;
+    }
+    if (1..=18).contains(&(k - neg)) && !continues(data[start + k]) {
+        return Some((start + k, NumberKind::Int));
+    }
+    None
 }
 
 /// True when `text` is `-?[0-9]+` within i64 (what [`parse_i64`] accepts), without computing
@@ -496,6 +674,96 @@ mod tests {
         ] {
             assert!(!is_number(bad.as_bytes()), "{bad}");
         }
+    }
+
+    #[test]
+    fn word_at_a_time_numbers() {
+        // Every field is classified inside a longer buffer and at its very end.
+        for (text, kind) in [
+            ("0", NumberKind::Int),
+            ("-7", NumberKind::Int),
+            ("12345678", NumberKind::Int),
+            ("-12345678", NumberKind::Int),
+            ("123456789012345678", NumberKind::Int),
+            ("-123456789012345678", NumberKind::Int),
+            ("1234567890123456789", NumberKind::Unknown),
+            ("-", NumberKind::Unknown),
+            (".", NumberKind::Unknown),
+            ("-.", NumberKind::Unknown),
+            ("1.", NumberKind::Decimal),
+            (".5", NumberKind::Decimal),
+            ("-.5", NumberKind::Decimal),
+            ("-8673.29", NumberKind::Decimal),
+            ("2909.6900000000005", NumberKind::Decimal),
+            ("-2525.9399999999996", NumberKind::Decimal),
+            ("-2525.93999999999999999", NumberKind::Decimal),
+            ("-2525.939999999999999999", NumberKind::Decimal),
+            ("-2525.9399999999999999999", NumberKind::Unknown),
+            ("1.2.3", NumberKind::Unknown),
+            ("1e5", NumberKind::Unknown),
+            ("--1", NumberKind::Unknown),
+            ("1-", NumberKind::Unknown),
+            ("12345678-", NumberKind::Unknown),
+            ("1234567890123456-", NumberKind::Unknown),
+            ("123456789012345678901234", NumberKind::Unknown),
+            ("abc", NumberKind::Unknown),
+            ("1/2", NumberKind::Unknown),
+            ("1:2", NumberKind::Unknown),
+            ("9\u{e9}", NumberKind::Unknown),
+        ] {
+            let inside = format!("{text},999999999999999999999999,x");
+            assert_eq!(
+                number_kind(inside.as_bytes(), 0, text.len()),
+                kind,
+                "{text}"
+            );
+            let padded = format!("{}{text}", "9".repeat(30));
+            let b = padded.as_bytes();
+            assert_eq!(number_kind(b, 30, b.len()), kind, "{text} at the end");
+            // Certain answers agree with the byte-by-byte rules.
+            match kind {
+                NumberKind::Int => assert!(is_i64_text(text.as_bytes()), "{text}"),
+                NumberKind::Decimal => assert!(is_number(text.as_bytes()), "{text}"),
+                NumberKind::Unknown => {}
+            }
+        }
+        // Fewer than 8 bytes left in the buffer: no word can be read.
+        assert_eq!(number_kind(b"12", 0, 2), NumberKind::Unknown);
+    }
+
+    #[test]
+    fn word_at_a_time_json_numbers() {
+        for (text, want) in [
+            ("0,", Some((1, NumberKind::Int))),
+            ("-12}", Some((3, NumberKind::Int))),
+            ("123456789012345678 ", Some((18, NumberKind::Int))),
+            ("1234567890123456789,", None),
+            ("-,", None),
+            ("-8673.29}", Some((8, NumberKind::Decimal))),
+            ("2909.6900000000005,", Some((18, NumberKind::Decimal))),
+            ("-2525.93999999999999}", Some((20, NumberKind::Decimal))),
+            ("-2525.939999999999999999}", None),
+            ("1.,", Some((2, NumberKind::Decimal))),
+            ("-.5]", Some((3, NumberKind::Decimal))),
+            ("-.,", None),
+            ("1e5,", None),
+            ("1.5e5,", None),
+            ("1.2.3,", None),
+            ("12-3,", None),
+            ("12+,", None),
+            ("1x,", Some((1, NumberKind::Int))),
+        ] {
+            let padded = format!("{text}{}", " ".repeat(24));
+            assert_eq!(json_number_end(padded.as_bytes(), 0), want, "{text}");
+            if let Some((end, kind)) = want {
+                let number = &text.as_bytes()[..end];
+                match kind {
+                    NumberKind::Int => assert!(is_i64_text(number), "{text}"),
+                    _ => assert!(is_number(number), "{text}"),
+                }
+            }
+        }
+        assert_eq!(json_number_end(b"12,", 0), None);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use memchr::memchr;
 use crate::csv::finish_blocks;
 use crate::error::{Error, Result};
 use crate::infer::{Columns, null_to_utf8};
-use crate::jsontok::{ObjError, scan_object};
+use crate::jsontok::{ObjError, scan_object_in};
 use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
@@ -142,9 +142,10 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileI
         }
     };
     // Scans one row value in `data` from `start`; the value's end.
+    let full = data;
     let mut observe = |data: &[u8], start: usize, row: u64| -> Result<usize> {
         if !nested {
-            match scan_object(data, start, &mut cols, wanted) {
+            match scan_object_in(data, full, start, &mut cols, wanted) {
                 Ok(end) => return Ok(end),
                 Err(ObjError::Nested(_)) => nested = true,
                 Err(ObjError::Syntax(at, msg)) => return Err(syntax(path, format, at, msg, row)),

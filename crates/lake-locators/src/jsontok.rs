@@ -3,7 +3,7 @@
 //! Nested objects and arrays are reported, so the caller falls back to arrow-json's own
 //! inference (which gives them Struct/List types).
 
-use crate::infer::Columns;
+use crate::infer::{Columns, json_number_end};
 use crate::locator::StatsColumns;
 use crate::scan::{json_string_scan, skip_ws};
 
@@ -24,12 +24,27 @@ fn unescape(data: &[u8], open: usize, end: usize) -> Result<String, ObjError> {
 
 /// Scans the object starting at `start` (its `{`), recording every member into `cols`;
 /// returns the position just past its `}`.
+#[cfg(test)]
 pub(crate) fn scan_object(
     data: &[u8],
     start: usize,
     cols: &mut Columns,
     wanted: &StatsColumns,
 ) -> Result<usize, ObjError> {
+    scan_object_in(data, data, start, cols, wanted)
+}
+
+/// Like [`scan_object`] over `data`, a prefix of `full` (a line of the file): `full` only
+/// lets numbers be read a word at a time past the end of `data`, where the byte after the
+/// line (its `\n`) ends a number just as the end of `data` would.
+pub(crate) fn scan_object_in(
+    data: &[u8],
+    full: &[u8],
+    start: usize,
+    cols: &mut Columns,
+    wanted: &StatsColumns,
+) -> Result<usize, ObjError> {
+    debug_assert!(full.starts_with(data));
     if data.get(start) != Some(&b'{') {
         return Err(ObjError::Syntax(start, "expected an object"));
     }
@@ -42,14 +57,20 @@ pub(crate) fn scan_object(
         if data.get(pos) != Some(&b'"') {
             return Err(ObjError::Syntax(pos, "expected a member name"));
         }
-        let (key_end, escaped) =
-            json_string_scan(data, pos).ok_or(ObjError::Syntax(pos, "string never closes"))?;
-        let raw_key = &data[pos + 1..key_end - 1];
-        let idx = if escaped {
-            let key = unescape(data, pos, key_end)?;
-            cols.index_of(key.as_bytes(), hint, wanted)
-        } else {
-            cols.index_of(raw_key, hint, wanted)
+        let (idx, key_end) = match cols.expected_key(hint, data, pos + 1) {
+            Some(key_end) => (hint, key_end),
+            None => {
+                let (key_end, escaped) = json_string_scan(data, pos)
+                    .ok_or(ObjError::Syntax(pos, "string never closes"))?;
+                let raw_key = &data[pos + 1..key_end - 1];
+                let idx = if escaped {
+                    let key = unescape(data, pos, key_end)?;
+                    cols.index_of(key.as_bytes(), hint, wanted)
+                } else {
+                    cols.index_of(raw_key, hint, wanted)
+                };
+                (idx, key_end)
+            }
         };
         hint = idx + 1;
         pos = skip_ws(data, key_end);
@@ -73,6 +94,14 @@ pub(crate) fn scan_object(
                 } else {
                     col.text(b"");
                 }
+                pos = end;
+            }
+            Some(b'-' | b'0'..=b'9')
+                if !col.tracks()
+                    && let Some((end, kind)) = json_number_end(full, pos)
+                    && end <= data.len() =>
+            {
+                col.untracked_number(kind);
                 pos = end;
             }
             Some(b'-' | b'0'..=b'9') => {

@@ -193,20 +193,33 @@ pub(crate) fn json_string_end(data: &[u8], open: usize) -> Option<usize> {
 /// Like [`json_string_end`], and whether the string holds a backslash escape.
 #[inline]
 pub(crate) fn json_string_scan(data: &[u8], open: usize) -> Option<(usize, bool)> {
-    // Most keys and values are short: a plain loop over the first bytes beats the setup of a
-    // vectorised search; long strings continue with memchr.
+    // Most keys and values are short: a few words tested eight bytes at a time beat the
+    // setup of a vectorised search and, unlike a byte loop, take no branch per byte; long
+    // strings continue with memchr.
     let mut pos = open + 1;
     let mut escaped = false;
-    let short_end = data.len().min(pos + 16);
-    while pos < short_end {
-        match data[pos] {
-            b'"' => return Some((pos + 1, escaped)),
-            b'\\' => {
-                escaped = true;
-                pos += 2;
-            }
-            _ => pos += 1,
+    let quotes = u64::from_ne_bytes([b'"'; 8]);
+    let backslashes = u64::from_ne_bytes([b'\\'; 8]);
+    let mut words = 0;
+    while words < 4
+        && let Some(bytes) = data.get(pos..pos + 8)
+    {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(bytes);
+        let w = u64::from_le_bytes(word);
+        let hits = zero_bytes(w ^ quotes) | zero_bytes(w ^ backslashes);
+        if hits == 0 {
+            pos += 8;
+            words += 1;
+            continue;
         }
+        let p = pos + (hits.trailing_zeros() / 8) as usize;
+        if data[p] == b'"' {
+            return Some((p + 1, escaped));
+        }
+        // A backslash escapes exactly the next byte (`\uXXXX` continues with plain hex).
+        escaped = true;
+        pos = p + 2;
     }
     loop {
         if pos > data.len() {
@@ -221,6 +234,13 @@ pub(crate) fn json_string_scan(data: &[u8], open: usize) -> Option<(usize, bool)
         escaped = true;
         pos = p + 2;
     }
+}
+
+/// Marks with its high bit every zero byte of `x` (exactly: no false positives).
+#[inline(always)]
+pub(crate) fn zero_bytes(x: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    !(((x & LOW7) + LOW7) | x | LOW7)
 }
 
 /// The end of the JSON value starting at `start` (structural: strings and nesting depth are
