@@ -14,7 +14,7 @@ use lake_map::{
 };
 
 use crate::Outcome;
-use crate::output::{Format, RowWriter};
+use crate::output::{Format, RowWriter, display_width};
 
 /// Arguments of `bazan map`.
 #[derive(Debug, clap::Args)]
@@ -195,10 +195,10 @@ fn create(a: CreateArgs) -> anyhow::Result<Outcome> {
 
 /// Right-aligns numeric columns and left-aligns the rest.
 fn table(header: &[&str], rows: &[Vec<String>], numeric: &[bool]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| display_width(h)).collect();
     for r in rows {
         for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
+            *w = (*w).max(display_width(c));
         }
     }
     let line = |cells: &[String]| -> String {
@@ -207,7 +207,7 @@ fn table(header: &[&str], rows: &[Vec<String>], numeric: &[bool]) -> String {
             .zip(&widths)
             .zip(numeric)
             .map(|((c, &w), &num)| {
-                let pad = " ".repeat(w.saturating_sub(c.chars().count()));
+                let pad = " ".repeat(w.saturating_sub(display_width(c)));
                 if num {
                     format!("{pad}{c}")
                 } else {

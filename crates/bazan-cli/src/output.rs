@@ -137,7 +137,7 @@ impl<W: Write> RowWriter<W> {
             let mut widths = vec![0usize; columns];
             for row in &self.table {
                 for (w, cell) in widths.iter_mut().zip(row) {
-                    *w = (*w).max(cell.chars().count());
+                    *w = (*w).max(display_width(cell));
                 }
             }
             widths
@@ -150,7 +150,7 @@ impl<W: Write> RowWriter<W> {
                 }
                 line.push_str(cell);
                 if j + 1 < columns {
-                    let pad = w.saturating_sub(cell.chars().count());
+                    let pad = w.saturating_sub(display_width(cell));
                     line.extend(std::iter::repeat_n(' ', pad));
                 }
             }
@@ -198,6 +198,12 @@ fn csv_field(text: &str) -> String {
     }
 }
 
+/// The columns a cell takes on a terminal: wide characters (CJK, most emoji) count two, so
+/// that tables with such text stay aligned.
+pub(crate) fn display_width(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -206,6 +212,14 @@ mod tests {
     use arrow_schema::{DataType, Field, Schema};
 
     use super::*;
+
+    #[test]
+    fn wide_characters_take_two_columns() {
+        assert_eq!(display_width("abc"), 3);
+        assert_eq!(display_width("日本語"), 6);
+        assert_eq!(display_width("🚀x"), 3);
+        assert_eq!(display_width("Łódź"), 4);
+    }
 
     fn batch() -> RecordBatch {
         let schema = Schema::new(vec![
