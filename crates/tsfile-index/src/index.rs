@@ -340,16 +340,9 @@ impl Iterator for Devices<'_> {
         if self.done {
             return None;
         }
-        match self.step() {
-            Ok(Some(d)) => Some(Ok(d)),
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        // The iterator fuses after its end and after its first error.
+        let item = self.step().transpose();
+        self.done = !matches!(item, Some(Ok(_)));
+        item
     }
 }

@@ -438,16 +438,9 @@ impl Iterator for TableBatches<'_> {
         if self.done {
             return None;
         }
-        match self.step() {
-            Ok(Some(b)) => Some(Ok(b)),
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        // The iterator fuses after its end and after its first error.
+        let item = self.step().transpose();
+        self.done = !matches!(item, Some(Ok(_)));
+        item
     }
 }

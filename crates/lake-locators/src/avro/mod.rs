@@ -343,16 +343,9 @@ impl Iterator for Batches {
         if self.done {
             return None;
         }
-        match self.fill() {
-            Ok(Some(b)) => Some(Ok(b)),
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        // The iterator fuses after its end and after its first error.
+        let item = self.fill().transpose();
+        self.done = !matches!(item, Some(Ok(_)));
+        item
     }
 }
