@@ -12,11 +12,12 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
 use lake_doctor::{DoctorOptions, DoctorReport, Verdict, diagnose};
 use lake_map::{CreateOptions, Fingerprint, LakeMap, MapConfig, StatsColumns, load_map};
+
+use super::timing::best;
 
 /// Small files of the metadata-mode lake.
 const SMALL_FILES: usize = 100_000;
@@ -24,19 +25,6 @@ const SMALL_FILES: usize = 100_000;
 const PER_DIR: usize = 1_000;
 /// Bumped whenever the small-file generator changes.
 const SMALL_VERSION: &str = "doctor-100k-v1";
-
-fn best<T>(runs: usize, mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(Duration, T)> {
-    let mut best: Option<(Duration, T)> = None;
-    for _ in 0..runs {
-        let t = Instant::now();
-        let v = f()?;
-        let d = t.elapsed();
-        if best.as_ref().is_none_or(|(b, _)| d < *b) {
-            best = Some((d, v));
-        }
-    }
-    best.context("no run")
-}
 
 fn check_healthy(report: &DoctorReport, map: &LakeMap) -> anyhow::Result<()> {
     ensure!(

@@ -15,7 +15,7 @@ use std::io::{BufWriter, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
@@ -24,6 +24,8 @@ use lake_map::{
     CreateOptions, HandlerRegistry, LakeMap, MapConfig, MapEntry, StatsColumns,
     assign_first_global_rows, create_map_with, load_map, load_map_file, write_map_to,
 };
+
+use super::timing::{best, python_seconds};
 
 /// The generated files: name, rows.
 const FILES: &[(&str, u64)] = &[
@@ -44,19 +46,6 @@ const FILES: &[(&str, u64)] = &[
 
 /// Bumped whenever the generator changes, so an old lake is regenerated.
 const VERSION: &str = "lake-bench-v1";
-
-fn best<T>(runs: usize, mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(Duration, T)> {
-    let mut best: Option<(Duration, T)> = None;
-    for _ in 0..runs {
-        let t = Instant::now();
-        let v = f()?;
-        let d = t.elapsed();
-        if best.as_ref().is_none_or(|(b, _)| d < *b) {
-            best = Some((d, v));
-        }
-    }
-    best.context("no run")
-}
 
 /// Runs the benchmark.
 pub fn run() -> anyhow::Result<()> {
@@ -435,22 +424,7 @@ fn python_best(setup: &str, body: &str) -> anyhow::Result<Duration> {
             .collect::<Vec<_>>()
             .join("\n")
     );
-    let out = Command::new("python3")
-        .args(["-c", &script])
-        .output()
-        .context("cannot run python3")?;
-    if !out.status.success() {
-        bail!("peer failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let secs: f64 = text
-        .trim()
-        .lines()
-        .last()
-        .unwrap_or("")
-        .parse()
-        .context("peer printed no time")?;
-    Ok(Duration::from_secs_f64(secs))
+    python_seconds(&script)
 }
 
 fn py_list(paths: &[PathBuf], ext: &str) -> String {

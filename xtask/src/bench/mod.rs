@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod lake;
 pub mod locators;
 pub mod locators_rows;
+pub mod timing;
 pub mod tsfile;
 pub mod tsfile_write;
 

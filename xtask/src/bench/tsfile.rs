@@ -14,11 +14,13 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use tsfile_index::TsFileReader;
 use tsfile_index::query::TableQuery;
+
+use super::timing::{self, python_seconds};
 
 /// Runs of each measurement; the best is reported.
 const RUNS: usize = 7;
@@ -96,17 +98,9 @@ fn fmt(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
-/// The best time of [`RUNS`] runs of `f`, and what the last run returned.
-fn best<T>(mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(Duration, T)> {
-    let mut best = Duration::MAX;
-    let mut last = None;
-    for _ in 0..RUNS {
-        let t = Instant::now();
-        let v = f()?;
-        best = best.min(t.elapsed());
-        last = Some(v);
-    }
-    Ok((best, last.context("no run")?))
+/// The best time of [`RUNS`] runs of `f`, and what that run returned.
+fn best<T>(f: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(Duration, T)> {
+    timing::best(RUNS, f)
 }
 
 /// Open `large` and read every row of its table into Arrow batches; returns the row count.
@@ -197,20 +191,5 @@ fn peer_time(body: &str) -> anyhow::Result<Duration> {
         "import time\ndef once():\n{}\nonce()\nbest = 1e9\nfor _ in range({RUNS}):\n    t = time.perf_counter()\n    once()\n    best = min(best, time.perf_counter() - t)\nprint(best)\n",
         indented.join("\n")
     );
-    let out = Command::new("python3")
-        .args(["-c", &script])
-        .output()
-        .context("cannot run python3")?;
-    if !out.status.success() {
-        bail!("peer failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let secs: f64 = text
-        .trim()
-        .lines()
-        .last()
-        .unwrap_or("")
-        .parse()
-        .context("peer printed no time")?;
-    Ok(Duration::from_secs_f64(secs))
+    python_seconds(&script)
 }
