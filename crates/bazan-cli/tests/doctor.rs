@@ -3,36 +3,16 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn bazan(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bazan"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
+use crate::common::{TESTDATA_LAKE, bazan, copy_tree};
 
 /// A copy of `testdata/lake` with a fresh map of the given fingerprint mode.
 fn lake(fingerprint: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let lake = tmp.path().join("lake");
-    copy_tree(
-        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/lake")),
-        &lake,
-    );
+    // The checked-in map is copied too: `map create` below replaces it.
+    copy_tree(Path::new(TESTDATA_LAKE), &lake, &[]);
     let out = bazan(&[
         "map",
         "create",

@@ -2,36 +2,15 @@
 //! contract of `cli.md`, the output formats, and exit 2 with the path for stale files.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-fn bazan(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bazan"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else if e.file_name() != ".br_map.bazan" {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
+use crate::common::{TESTDATA_LAKE, bazan, copy_tree};
 
 fn lake() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    copy_tree(
-        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/lake")),
-        dir.path(),
-    );
+    copy_tree(Path::new(TESTDATA_LAKE), dir.path(), &[".br_map.bazan"]);
     dir
 }
 

@@ -3,19 +3,14 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
 
 use arrow_array::{BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_ipc::writer::FileWriter;
 use arrow_schema::{DataType, Field, Schema};
 
-fn bazan(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bazan"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::common::bazan;
 
 fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()

@@ -1,4 +1,5 @@
 //! Integration tests of the `bazan` binary.
+mod common;
 mod doctor;
 mod lake;
 mod read;

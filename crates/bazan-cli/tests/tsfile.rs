@@ -2,14 +2,8 @@
 //! `error: FILE: …` lines naming structure and offset on damaged copies.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn bazan(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bazan"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::common::bazan;
 
 fn corpus(name: &str) -> Option<PathBuf> {
     let dir = PathBuf::from(concat!(

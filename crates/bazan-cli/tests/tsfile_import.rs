@@ -3,17 +3,11 @@
 //! timestamp within a device is exit 2 naming the device and time, with no output file.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 
-fn bazan(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_bazan"))
-        .args(args)
-        .output()
-        .expect("bazan runs")
-}
+use crate::common::bazan;
 
 fn path(p: &Path) -> &str {
     p.to_str().expect("utf-8 temp path")
