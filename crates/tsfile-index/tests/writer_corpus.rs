@@ -161,34 +161,41 @@ pub(crate) fn write_table_case(exp: &Value, mut opts: WriterOptions, file: &Path
     }
     for t in exp["data"]["tables"].as_array().into_iter().flatten() {
         let name = t["table"].as_str().expect("table");
-        let cols: Vec<&str> = t["columns"]
-            .as_array()
-            .expect("cols")
-            .iter()
-            .map(|c| c.as_str().expect("col"))
-            .collect();
-        let types: Vec<TSDataType> = t["types"]
-            .as_array()
-            .expect("types")
-            .iter()
-            .map(ty)
-            .collect();
-        let rows = t["rows"].as_array().expect("rows");
-        let arrays: Vec<(String, ArrayRef)> = cols
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let vals: Vec<&Value> = rows.iter().map(|r| &r[i]).collect();
-                (c.to_string(), column(types[i], &vals))
-            })
-            .collect();
-        if rows.is_empty() {
+        let (arrays, rows) = data_arrays(t);
+        if rows == 0 {
             continue;
         }
         let batch = RecordBatch::try_from_iter(arrays).expect("batch");
         w.write_table(name, "time", &batch).expect("write");
     }
     w.close().expect("close");
+}
+
+/// The named Arrow arrays of one `data` entry of `expected.json` (its `columns`, `types` and
+/// `rows`), and its row count.
+fn data_arrays(entry: &Value) -> (Vec<(String, ArrayRef)>, usize) {
+    let cols: Vec<&str> = entry["columns"]
+        .as_array()
+        .expect("cols")
+        .iter()
+        .map(|c| c.as_str().expect("col"))
+        .collect();
+    let types: Vec<TSDataType> = entry["types"]
+        .as_array()
+        .expect("types")
+        .iter()
+        .map(ty)
+        .collect();
+    let rows = entry["rows"].as_array().expect("rows");
+    let arrays: Vec<(String, ArrayRef)> = cols
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let vals: Vec<&Value> = rows.iter().map(|r| &r[i]).collect();
+            (c.to_string(), column(types[i], &vals))
+        })
+        .collect();
+    (arrays, rows.len())
 }
 
 /// Writes the rows of a tree-model case to `out`.
@@ -214,27 +221,7 @@ pub(crate) fn write_tree_case(exp: &Value, opts: WriterOptions, out: &Path) {
     }
     for d in exp["data"]["devices"].as_array().into_iter().flatten() {
         let path = d["device"].as_str().expect("device");
-        let cols: Vec<&str> = d["columns"]
-            .as_array()
-            .expect("cols")
-            .iter()
-            .map(|c| c.as_str().expect("col"))
-            .collect();
-        let types: Vec<TSDataType> = d["types"]
-            .as_array()
-            .expect("types")
-            .iter()
-            .map(ty)
-            .collect();
-        let rows = d["rows"].as_array().expect("rows");
-        let arrays: Vec<(String, ArrayRef)> = cols
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let vals: Vec<&Value> = rows.iter().map(|r| &r[i]).collect();
-                (c.to_string(), column(types[i], &vals))
-            })
-            .collect();
+        let (arrays, _) = data_arrays(d);
         let batch = RecordBatch::try_from_iter(arrays).expect("batch");
         w.write_tree(path, "time", &batch).expect("write");
     }
