@@ -23,41 +23,9 @@ use tsfile_format::types::TSDataType;
 use crate::arrow_types::{TimeRepr, date_to_days};
 use crate::error::{Error, Result};
 
-/// The decoded non-null values of one page, in row order.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PageValues<'a> {
-    /// BOOLEAN values.
-    Boolean(Vec<bool>),
-    /// INT32 and DATE values (DATE as stored, `yyyymmdd`).
-    Int32(Vec<i32>),
-    /// INT64 and TIMESTAMP values.
-    Int64(Vec<i64>),
-    /// FLOAT values.
-    Float(Vec<f32>),
-    /// DOUBLE values.
-    Double(Vec<f64>),
-    /// TEXT, STRING and BLOB values, borrowing the page buffer.
-    Binary(Vec<&'a [u8]>),
-}
-
-impl PageValues<'_> {
-    /// Number of values.
-    pub fn len(&self) -> usize {
-        match self {
-            PageValues::Boolean(v) => v.len(),
-            PageValues::Int32(v) => v.len(),
-            PageValues::Int64(v) => v.len(),
-            PageValues::Float(v) => v.len(),
-            PageValues::Double(v) => v.len(),
-            PageValues::Binary(v) => v.len(),
-        }
-    }
-
-    /// True when there are no values.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
+/// The decoded non-null values of one page, in row order: the same type as the format
+/// crate's page decoder returns, so both crates share one definition.
+pub use tsfile_format::page_payload::PageValues;
 
 /// Decodes exactly `n` values from `decoder` (the page's value stream at file offset `at`);
 /// a stream that ends early is an error naming the page.
