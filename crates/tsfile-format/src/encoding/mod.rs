@@ -69,6 +69,42 @@ pub(crate) fn skip_by_decoding<T, D: Decoder<T> + ?Sized>(d: &mut D, n: usize) -
     Ok(done)
 }
 
+/// A decoder that decodes a whole block into a buffer at a time (RLBE, SPRINTZ): its
+/// [`Decoder`] methods hand out the buffer through [`serve_blocks`], which refills it.
+pub(crate) trait BlockDecoder<V> {
+    /// The decoded block and the index of the next value to hand out.
+    fn buffered(&mut self) -> (&[V], &mut usize);
+
+    /// Decodes the next block into the buffer (from index 0); false at the end of the stream.
+    fn next_block(&mut self) -> Result<bool>;
+}
+
+/// Hands out up to `max` values of a [`BlockDecoder`], appending them to `out` or dropping
+/// them when it is `None` (for `skip`); fewer than `max` only at the end of the stream.
+pub(crate) fn serve_blocks<V: Copy, D: BlockDecoder<V>>(
+    d: &mut D,
+    mut out: Option<&mut Vec<V>>,
+    max: usize,
+) -> Result<usize> {
+    let mut n = 0;
+    while n < max {
+        let (buf, next) = d.buffered();
+        let k = (buf.len() - *next).min(max - n);
+        if k == 0 {
+            if d.next_block()? {
+                continue;
+            }
+            break;
+        }
+        if let Some(out) = out.as_deref_mut() {
+            out.extend_from_slice(&buf[*next..*next + k]);
+        }
+        *next += k;
+        n += k;
+    }
+    Ok(n)
+}
+
 /// An encoder of one page's values of type `T` (`[u8]` for TEXT, STRING and BLOB).
 pub trait Encoder<T: ?Sized> {
     /// Buffers one value.

@@ -4,7 +4,7 @@
 //! raw bits with integer differences, as the C++ library writes them.
 
 use super::bits::{BitReader, BitWriter};
-use super::{BitsValue, Decoder, Encoder, IntValue};
+use super::{BitsValue, BlockDecoder, Decoder, Encoder, IntValue, serve_blocks};
 use crate::error::{Error, Result};
 
 /// Values per block.
@@ -107,32 +107,23 @@ impl<'a, V: BitsValue> RlbeDecoder<'a, V> {
     }
 }
 
+impl<V: BitsValue> BlockDecoder<V> for RlbeDecoder<'_, V> {
+    fn buffered(&mut self) -> (&[V], &mut usize) {
+        (&self.buf, &mut self.next)
+    }
+
+    fn next_block(&mut self) -> Result<bool> {
+        self.block()
+    }
+}
+
 impl<V: BitsValue> Decoder<V> for RlbeDecoder<'_, V> {
     fn decode(&mut self, out: &mut Vec<V>, max: usize) -> Result<usize> {
-        let mut n = 0;
-        while n < max {
-            if self.next == self.buf.len() && !self.block()? {
-                break;
-            }
-            let k = (self.buf.len() - self.next).min(max - n);
-            out.extend_from_slice(&self.buf[self.next..self.next + k]);
-            self.next += k;
-            n += k;
-        }
-        Ok(n)
+        serve_blocks(self, Some(out), max)
     }
 
     fn skip(&mut self, n: usize) -> Result<usize> {
-        let mut done = 0;
-        while done < n {
-            if self.next == self.buf.len() && !self.block()? {
-                break;
-            }
-            let k = (self.buf.len() - self.next).min(n - done);
-            self.next += k;
-            done += k;
-        }
-        Ok(done)
+        serve_blocks(self, None, n)
     }
 }
 
@@ -264,5 +255,14 @@ mod tests {
         let mut back = Vec::new();
         d.decode_all(&mut back, usize::MAX).unwrap();
         assert_eq!(back, vals);
+        // Skips cross block boundaries and stop at the end of the stream.
+        let mut d = RlbeDecoder::<i64>::new(&out, 0);
+        assert_eq!(d.skip(12_345).unwrap(), 12_345);
+        let mut some = Vec::new();
+        assert_eq!(d.decode(&mut some, 10).unwrap(), 10);
+        assert_eq!(some, vals[12_345..12_355]);
+        assert_eq!(d.skip(usize::MAX).unwrap(), vals.len() - 12_355);
+        assert_eq!(d.skip(1).unwrap(), 0);
+        assert_eq!(d.decode(&mut some, 1).unwrap(), 0);
     }
 }

@@ -6,7 +6,7 @@
 use super::gorilla::{GorillaDecoder, GorillaEncoder};
 use super::plain::read_uvarint_at;
 use super::rle::{RleDecoder, RleEncoder};
-use super::{BitsValue, Decoder, Encoder, IntValue};
+use super::{BitsValue, BlockDecoder, Decoder, Encoder, IntValue, serve_blocks};
 use crate::error::{Error, Result};
 
 /// Values per block after the first.
@@ -200,32 +200,23 @@ impl<'a, V: BitsValue> SprintzDecoder<'a, V> {
     }
 }
 
+impl<V: BitsValue> BlockDecoder<V> for SprintzDecoder<'_, V> {
+    fn buffered(&mut self) -> (&[V], &mut usize) {
+        (&self.buf, &mut self.next)
+    }
+
+    fn next_block(&mut self) -> Result<bool> {
+        self.block()
+    }
+}
+
 impl<V: BitsValue> Decoder<V> for SprintzDecoder<'_, V> {
     fn decode(&mut self, out: &mut Vec<V>, max: usize) -> Result<usize> {
-        let mut n = 0;
-        while n < max {
-            if self.next == self.buf.len() && !self.block()? {
-                break;
-            }
-            let k = (self.buf.len() - self.next).min(max - n);
-            out.extend_from_slice(&self.buf[self.next..self.next + k]);
-            self.next += k;
-            n += k;
-        }
-        Ok(n)
+        serve_blocks(self, Some(out), max)
     }
 
     fn skip(&mut self, n: usize) -> Result<usize> {
-        let mut done = 0;
-        while done < n {
-            if self.next == self.buf.len() && !self.block()? {
-                break;
-            }
-            let k = (self.buf.len() - self.next).min(n - done);
-            self.next += k;
-            done += k;
-        }
-        Ok(done)
+        serve_blocks(self, None, n)
     }
 }
 
@@ -344,5 +335,22 @@ mod tests {
         let mut out = Vec::new();
         e.flush(&mut out);
         assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn skips_and_decodes_across_blocks() {
+        let vals: Vec<i64> = (0..5_000i64).map(|i| (i * 37) % 1001 - 500).collect();
+        let mut e = SprintzEncoder::<i64>::default();
+        e.put_slice(&vals);
+        let mut out = Vec::new();
+        e.flush(&mut out);
+        let mut d = SprintzDecoder::<i64>::new(&out, 0);
+        assert_eq!(d.skip(1_234).unwrap(), 1_234);
+        let mut some = Vec::new();
+        assert_eq!(d.decode(&mut some, 100).unwrap(), 100);
+        assert_eq!(some, vals[1_234..1_334]);
+        assert_eq!(d.skip(usize::MAX).unwrap(), vals.len() - 1_334);
+        assert_eq!(d.skip(1).unwrap(), 0);
+        assert_eq!(d.decode(&mut some, 1).unwrap(), 0);
     }
 }
