@@ -160,9 +160,27 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileI
     match lay {
         Layout::Lines => {
             let mut pos = bom_len(data);
+            // Lines ending by `ascii_to` are known ASCII; lines ending by `lines_to` are
+            // checked one by one. ASCII is checked a block at a time (a long slice checks
+            // several times faster per byte than many short ones, and stays in the cache for
+            // the scan); a block that is not all ASCII is checked line by line instead, so
+            // that a bad byte is still named exactly.
+            const ASCII_BLOCK: usize = 1 << 16;
+            let mut ascii_to = 0;
+            let mut lines_to = 0;
             while let Some((s, end)) = next_line(data, pos) {
-                if !data[s..end].is_ascii() {
-                    check_utf8_at(path, format, data, s, end)?;
+                if end > ascii_to {
+                    if end > lines_to {
+                        let block_end = (s + ASCII_BLOCK).min(data.len()).max(end);
+                        if data[s..block_end].is_ascii() {
+                            ascii_to = block_end;
+                        } else {
+                            lines_to = block_end;
+                        }
+                    }
+                    if end > ascii_to && !data[s..end].is_ascii() {
+                        check_utf8_at(path, format, data, s, end)?;
+                    }
                 }
                 checkpoint(&mut blocks, rows, s);
                 let line = &data[..end];
