@@ -7,6 +7,7 @@ use std::path::Path;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
+use crate::columnar::resolve_projection;
 use crate::error::{Error, Result};
 use crate::locator::{Block, IndexOptions};
 
@@ -62,22 +63,7 @@ pub(crate) fn projection_indices(
     let Some(names) = projection else {
         return Ok(None);
     };
-    names
-        .iter()
-        .map(|n| {
-            schema.index_of(n).map_err(|_| Error::UnknownColumn {
-                path: path.to_path_buf(),
-                column: n.clone(),
-                available: schema
-                    .fields()
-                    .iter()
-                    .map(|f| f.name().as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })
-        })
-        .collect::<Result<Vec<_>>>()
-        .map(Some)
+    resolve_projection(path, schema, names).map(Some)
 }
 
 /// Decodes `rows` JSON values in `text` (whitespace-separated) with arrow-json under
