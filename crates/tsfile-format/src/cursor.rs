@@ -379,6 +379,17 @@ impl Writer {
     }
 }
 
+/// The bytes of a hex string such as `"00 0a ff"` (whitespace ignored), for the unit tests'
+/// byte-exact vectors.
+#[cfg(test)]
+pub(crate) fn hex(s: &str) -> Vec<u8> {
+    let s: String = s.split_whitespace().collect();
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

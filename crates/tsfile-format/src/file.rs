@@ -370,17 +370,10 @@ fn expect_consumed(c: &Cursor<'_>, what: &'static str, base: u64, len: usize) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cursor::hex;
     use crate::device_id::{DeviceId, DeviceKey};
     use crate::metadata_index::IndexKey;
     use crate::types::{ColumnCategory, MetadataIndexNodeType};
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     /// TV9: the TsFileMetadata of the 378-byte reference file, with its tail.
     fn tv9() -> Vec<u8> {

@@ -162,14 +162,7 @@ pub fn decode_chunk_metadata_list(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    use crate::cursor::hex;
 
     #[test]
     fn tv5_time_column() {
