@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use lake_locators::{FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns, rows};
+use lake_locators::{
+    ColumnStats, FileIndex, IndexOptions, Locator, ReadRequest, Stats, StatsColumns, rows,
+};
 use serde_json::Value;
 
 /// The lake corpus (`../shared/conformance/lake`), or `None` with a printed reason when it
@@ -93,4 +95,32 @@ pub(crate) fn checkpoints(idx: &FileIndex) -> Vec<(u64, u64)> {
         .iter()
         .map(|b| (b.first_row, b.first_byte.unwrap()))
         .collect()
+}
+
+/// Compares the corpus's expected statistics (`{type, min, max}` per column) with ours:
+/// `agree(type, expected, ours)` judges one column, or returns `None` for a type the caller
+/// does not check. Returns the mismatches, and every column we have statistics for that the
+/// corpus has none for.
+pub(crate) fn stats_mismatches(
+    path: &str,
+    expected: &serde_json::Map<String, Value>,
+    ours: &Stats,
+    agree: impl Fn(&str, &Value, Option<&ColumnStats>) -> Option<bool>,
+) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (column, e) in expected {
+        let ty = e["type"].as_str().unwrap_or("");
+        let got = ours.get(column);
+        if agree(ty, e, got) == Some(false) {
+            bad.push(format!(
+                "{path}: stats of {column}: expected {e}, got {got:?}"
+            ));
+        }
+    }
+    for column in ours.keys() {
+        if !expected.contains_key(column) {
+            bad.push(format!("{path}: unexpected stats for {column}"));
+        }
+    }
+    bad
 }
