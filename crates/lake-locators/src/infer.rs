@@ -484,13 +484,12 @@ pub(crate) fn number_kind(data: &[u8], start: usize, end: usize) -> NumberKind {
 #[inline(always)]
 pub(crate) fn json_number_end(data: &[u8], start: usize) -> Option<(usize, NumberKind)> {
     let neg = data.get(start) == Some(&b'-');
-    let mut mask = non_digit_bits(word_at(data, start)?) & !u32::from(neg);
-    let first_is_dot = mask != 0 && data[start + mask.trailing_zeros() as usize] == b'.';
-    if mask == 0 || (first_is_dot && mask & (mask - 1) == 0) {
-        // The number may go on past the first word.
-        mask |= (non_digit_bits(word_at(data, start + 8)?) << 8)
-            | (non_digit_bits(word_at(data, start + 16)?) << 16);
-    }
+    // Three words are always read: a branch on whether the number goes on past the first
+    // word is often mispredicted.
+    let mask = (non_digit_bits(word_at(data, start)?)
+        | (non_digit_bits(word_at(data, start + 8)?) << 8)
+        | (non_digit_bits(word_at(data, start + 16)?) << 16))
+        & !u32::from(neg);
     let neg = usize::from(neg);
     let k = mask.trailing_zeros() as usize;
     if k >= 24 {
