@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use lake_locators::{
-    ColumnStats, FileIndex, IndexOptions, Locator, ReadRequest, Stats, StatsColumns, rows,
+    ColumnStats, Error, FileIndex, IndexOptions, Locator, ReadRequest, Stats, StatsColumns, rows,
 };
 use serde_json::Value;
 
@@ -123,4 +123,19 @@ pub(crate) fn stats_mismatches(
         }
     }
     bad
+}
+
+/// The byte offset, row and message of an [`Error::Malformed`] (the message must name the
+/// file); any other error fails the test.
+pub(crate) fn malformed(err: Error) -> (Option<u64>, Option<u64>, String) {
+    let text = err.to_string();
+    match err {
+        Error::Malformed {
+            offset, row, path, ..
+        } => {
+            assert!(text.contains(path.to_str().unwrap()), "{text}");
+            (offset, row, text)
+        }
+        other => panic!("expected a malformed-file error, got {other}"),
+    }
 }

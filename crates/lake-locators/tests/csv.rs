@@ -2,7 +2,7 @@
 //! quoted field spanning one, empty lines exactly at one, a file of exactly `stride` rows),
 //! reads that seek to checkpoints, projections, and typed errors for bad input.
 
-use crate::common::{self, checkpoints, write};
+use crate::common::{self, checkpoints, malformed, write};
 use std::path::Path;
 
 use lake_locators::{
@@ -189,19 +189,6 @@ fn empty_and_header_only_files() {
     let idx = index(&header, 10).unwrap();
     assert_eq!((idx.row_count, idx.schema.fields().len()), (0, 2));
     assert!(read(&header, Some(&idx), 0..5, None).is_empty());
-}
-
-fn malformed(err: Error) -> (Option<u64>, Option<u64>, String) {
-    let text = err.to_string();
-    match err {
-        Error::Malformed {
-            offset, row, path, ..
-        } => {
-            assert!(text.contains(path.to_str().unwrap()), "{text}");
-            (offset, row, text)
-        }
-        other => panic!("expected a malformed-file error, got {other}"),
-    }
 }
 
 #[test]

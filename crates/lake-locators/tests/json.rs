@@ -2,10 +2,10 @@
 //! lines and array elements, reads from checkpoints, nested values through arrow-json's
 //! inference, mixed types, and typed errors for bad input.
 
-use crate::common::{self, checkpoints, write};
+use crate::common::{self, checkpoints, malformed, write};
 use std::path::Path;
 
-use lake_locators::{Error, FileIndex, json::JsonLocator, types};
+use lake_locators::{FileIndex, json::JsonLocator, types};
 use serde_json::{Value, json};
 
 fn index(path: &Path, stride: u64) -> lake_locators::Result<FileIndex> {
@@ -140,43 +140,32 @@ fn nested_and_mixed_values_follow_arrow_json() {
     assert_eq!(type_names(&index(&big, 1).unwrap()), ["v:float64"]);
 }
 
-fn malformed(err: Error) -> (Option<u64>, String) {
-    let text = err.to_string();
-    match err {
-        Error::Malformed { offset, path, .. } => {
-            assert!(text.contains(path.to_str().unwrap()), "{text}");
-            (offset, text)
-        }
-        other => panic!("expected a malformed-file error, got {other}"),
-    }
-}
-
 #[test]
 fn bad_input_gives_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
     let open = write(&dir, "o.json", b"[{\"a\":1},\n{\"a\":2}\n");
-    let (offset, text) = malformed(index(&open, 10).unwrap_err());
+    let (offset, _, text) = malformed(index(&open, 10).unwrap_err());
     assert_eq!(offset, Some(18), "{text}");
     assert!(text.contains("never closes"), "{text}");
 
     let inside = write(&dir, "i.json", b"[{\"a\":1},{\"a\":");
-    let (offset, text) = malformed(index(&inside, 10).unwrap_err());
+    let (offset, _, text) = malformed(index(&inside, 10).unwrap_err());
     assert_eq!(offset, Some(14), "{text}");
     assert!(text.contains("never closes"), "{text}");
 
     let utf8 = write(&dir, "u.ndjson", b"{\"a\":\"\xc3\"}\n");
-    let (offset, _) = malformed(index(&utf8, 10).unwrap_err());
+    let (offset, _, _) = malformed(index(&utf8, 10).unwrap_err());
     assert_eq!(offset, Some(6));
 
     let garbage = write(&dir, "g.ndjson", b"{\"a\":1}\n{\"a\":2} x\n");
-    let (offset, text) = malformed(index(&garbage, 10).unwrap_err());
+    let (offset, _, text) = malformed(index(&garbage, 10).unwrap_err());
     assert_eq!(offset, Some(15), "{text}");
 
     let syntax = write(&dir, "s.ndjson", b"{\"a\":1}\n{\"a\" 2}\n");
-    let (offset, _) = malformed(index(&syntax, 10).unwrap_err());
+    let (offset, _, _) = malformed(index(&syntax, 10).unwrap_err());
     assert_eq!(offset, Some(13));
 
     let trailing = write(&dir, "t.json", b"[{\"a\":1}] []");
-    let (offset, _) = malformed(index(&trailing, 10).unwrap_err());
+    let (offset, _, _) = malformed(index(&trailing, 10).unwrap_err());
     assert_eq!(offset, Some(10));
 }

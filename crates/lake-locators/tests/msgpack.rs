@@ -2,10 +2,10 @@
 //! checkpoints every `stride` rows at the map headers, reads from checkpoints, nested values,
 //! and typed errors for truncated or malformed input.
 
-use crate::common::{self, write};
+use crate::common::{self, malformed, write};
 use std::path::Path;
 
-use lake_locators::{Error, FileIndex, msgpack::MsgPackLocator, types};
+use lake_locators::{FileIndex, msgpack::MsgPackLocator, types};
 use rmp::encode;
 use serde_json::{Value, json};
 
@@ -132,17 +132,6 @@ fn nested_values_become_lists_and_structs() {
     );
 }
 
-fn malformed(err: Error) -> (Option<u64>, String) {
-    let text = err.to_string();
-    match err {
-        Error::Malformed { offset, path, .. } => {
-            assert!(text.contains(path.to_str().unwrap()), "{text}");
-            (offset, text)
-        }
-        other => panic!("expected a malformed-file error, got {other}"),
-    }
-}
-
 #[test]
 fn bad_input_gives_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
@@ -153,7 +142,7 @@ fn bad_input_gives_typed_errors() {
     // Cut the second row inside its last string.
     data.truncate(whole + 8);
     let path = write(&dir, "t.msgpack", &data);
-    let (offset, text) = malformed(index(&path, 10).unwrap_err());
+    let (offset, _, text) = malformed(index(&path, 10).unwrap_err());
     assert!(text.contains("truncated"), "{text}");
     assert!(offset.is_some_and(|o| o > whole as u64), "{text}");
 
@@ -163,11 +152,11 @@ fn bad_input_gives_typed_errors() {
         "h.msgpack",
         &[0x81, 0xa1, b'a', 0xdb, 0xff, 0xff, 0xff, 0xff],
     );
-    let (offset, text) = malformed(index(&path, 10).unwrap_err());
+    let (offset, _, text) = malformed(index(&path, 10).unwrap_err());
     assert_eq!(offset, Some(8), "{text}");
 
     let path = write(&dir, "s.msgpack", &[0x05]);
-    let (offset, text) = malformed(index(&path, 10).unwrap_err());
+    let (offset, _, text) = malformed(index(&path, 10).unwrap_err());
     assert_eq!(offset, Some(0), "{text}");
     assert!(text.contains("not a map"), "{text}");
 
@@ -184,6 +173,6 @@ fn bad_input_gives_typed_errors() {
     encode::write_array_len(&mut short, 3).unwrap();
     row(&mut short, 0);
     let path = write(&dir, "o.msgpack", &short);
-    let (_, text) = malformed(index(&path, 10).unwrap_err());
+    let (_, _, text) = malformed(index(&path, 10).unwrap_err());
     assert!(text.contains("announces 3 rows"), "{text}");
 }
