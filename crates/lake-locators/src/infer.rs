@@ -22,6 +22,9 @@ pub(crate) struct ColumnInfer {
     /// True when the name holds no quote or backslash, so that a JSON member name whose raw
     /// bytes equal it needs no escape decoding.
     plain_name: bool,
+    /// For a plain name of up to 7 bytes: the name and its closing quote as a little-endian
+    /// word, and the mask of those bytes, so that a member name is matched in one compare.
+    key_word: Option<(u64, u64)>,
     seen_int: bool,
     seen_float: bool,
     seen_bool: bool,
@@ -36,8 +39,17 @@ pub(crate) struct ColumnInfer {
 impl ColumnInfer {
     /// A fresh accumulator; `track` enables statistics.
     pub(crate) fn new(name: String, track: bool) -> Self {
+        let plain_name = !name.bytes().any(|b| b == b'"' || b == b'\\');
+        let key_word = (plain_name && name.len() < 8).then(|| {
+            let mut bytes = [0u8; 8];
+            bytes[..name.len()].copy_from_slice(name.as_bytes());
+            bytes[name.len()] = b'"';
+            let mask = u64::MAX >> (8 * (7 - name.len()));
+            (u64::from_le_bytes(bytes), mask)
+        });
         ColumnInfer {
-            plain_name: !name.bytes().any(|b| b == b'"' || b == b'\\'),
+            plain_name,
+            key_word,
             name,
             seen_int: false,
             seen_float: false,
@@ -346,6 +358,11 @@ impl Columns {
     #[inline(always)]
     pub(crate) fn expected_key(&self, hint: usize, data: &[u8], at: usize) -> Option<usize> {
         let c = self.cols.get(hint)?;
+        if let Some((pattern, mask)) = c.key_word
+            && let Some(w) = word_at(data, at)
+        {
+            return (w & mask == pattern).then_some(at + c.name.len() + 1);
+        }
         if !c.plain_name {
             return None;
         }
@@ -378,7 +395,7 @@ impl Columns {
 
 /// Byte equality that compares short slices inline: column names are short, and a `memcmp`
 /// call per key of every JSON row showed in profiles.
-#[inline]
+#[inline(always)]
 fn eq_short(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
@@ -728,6 +745,28 @@ mod tests {
         }
         // Fewer than 8 bytes left in the buffer: no word can be read.
         assert_eq!(number_kind(b"12", 0, 2), NumberKind::Unknown);
+    }
+
+    #[test]
+    fn expected_keys() {
+        let mut cols = Columns::default();
+        let all = StatsColumns::All;
+        for name in ["a", "seven77", "eight888", "q\"", ""] {
+            cols.index_of(name.as_bytes(), usize::MAX, &all);
+        }
+        let data = br#""a":1,"ab":2,"seven77":3,"seven7":4,"eight888":5,"q\"":6,"":7,"a""#;
+        let key = |hint: usize, at: usize| cols.expected_key(hint, data, at);
+        assert_eq!(key(0, 1), Some(3));
+        assert_eq!(key(0, 7), None);
+        assert_eq!(key(1, 14), Some(22));
+        assert_eq!(key(1, 26), None);
+        assert_eq!(key(2, 37), Some(46));
+        // A name with a quote or backslash is never matched raw.
+        assert_eq!(key(3, 50), None);
+        assert_eq!(key(4, 58), Some(59));
+        // Near the end of the data the byte-wise comparison serves.
+        assert_eq!(key(0, data.len() - 2), Some(data.len()));
+        assert_eq!(key(9, 1), None);
     }
 
     #[test]
