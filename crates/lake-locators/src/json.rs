@@ -21,7 +21,9 @@ use crate::jsontok::{ObjError, scan_object_in};
 use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
-use crate::rowread::{batch_size, check_stride, decode_json, projection_indices, start_block};
+use crate::rowread::{
+    batch_size, check_stride, decode_json, projection_indices, schema_for_read, start_block,
+};
 use crate::scan::{
     FileBytes, array_next, bom_len, check_utf8, check_utf8_at, json_value_end, skip_ws,
 };
@@ -359,17 +361,8 @@ impl Locator for JsonLocator {
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
         let data = FileBytes::open(path)?;
         let lay = layout(path, &data);
-        let (schema, blocks) = match &request.schema {
-            Some(s) => (s.clone(), None),
-            None => {
-                let options = IndexOptions {
-                    stats: StatsColumns::None,
-                    ..IndexOptions::default()
-                };
-                let index = index_bytes(path, &data, &options)?;
-                (index.schema, Some(index.blocks))
-            }
-        };
+        let (schema, blocks) =
+            schema_for_read(request.schema.as_ref(), |o| index_bytes(path, &data, o))?;
         let projection = projection_indices(path, &schema, request.projection)?;
         let blocks = request.blocks.or(blocks.as_deref());
         let first = match lay {

@@ -19,7 +19,9 @@ use crate::infer::{Columns, null_to_utf8};
 use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
-use crate::rowread::{batch_size, check_stride, decode_json, projection_indices, start_block};
+use crate::rowread::{
+    batch_size, check_stride, decode_json, projection_indices, schema_for_read, start_block,
+};
 use crate::scan::FileBytes;
 use crate::stats::StatsBuilder;
 
@@ -485,17 +487,8 @@ impl Locator for MsgPackLocator {
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
         let data = FileBytes::open(path)?;
         let malformed = |e: MpError| Error::malformed(path, FORMAT, e.message).at_byte(e.at as u64);
-        let (schema, blocks) = match &request.schema {
-            Some(s) => (s.clone(), None),
-            None => {
-                let options = IndexOptions {
-                    stats: StatsColumns::None,
-                    ..IndexOptions::default()
-                };
-                let index = index_bytes(path, &data, &options)?;
-                (index.schema, Some(index.blocks))
-            }
-        };
+        let (schema, blocks) =
+            schema_for_read(request.schema.as_ref(), |o| index_bytes(path, &data, o))?;
         let projection = projection_indices(path, &schema, request.projection)?;
         let blocks = request.blocks.or(blocks.as_deref());
         let (start, outer) = body(&data).map_err(malformed)?;

@@ -9,7 +9,27 @@ use arrow_schema::SchemaRef;
 
 use crate::columnar::resolve_projection;
 use crate::error::{Error, Result};
-use crate::locator::{Block, IndexOptions};
+use crate::locator::{Block, FileIndex, IndexOptions, StatsColumns};
+
+/// The schema and blocks a read works with: the stored schema of an earlier index (the
+/// caller's blocks then apply), or, for a direct read, a fresh index of the whole file without
+/// statistics, so that a direct read infers exactly what an index would.
+pub(crate) fn schema_for_read(
+    stored: Option<&SchemaRef>,
+    index: impl FnOnce(&IndexOptions) -> Result<FileIndex>,
+) -> Result<(SchemaRef, Option<Vec<Block>>)> {
+    match stored {
+        Some(schema) => Ok((schema.clone(), None)),
+        None => {
+            let options = IndexOptions {
+                stats: StatsColumns::None,
+                ..IndexOptions::default()
+            };
+            let index = index(&options)?;
+            Ok((index.schema, Some(index.blocks)))
+        }
+    }
+}
 
 /// Rejects a zero stride (every format needs at least one row per checkpoint).
 pub(crate) fn check_stride(path: &Path, options: &IndexOptions) -> Result<()> {
