@@ -127,15 +127,31 @@ pub fn split_aligned_value(payload: &[u8], base: u64) -> Result<AlignedValuePage
 /// The inverse of [`split_aligned_value`]: appends the row count, the MSB-first bitmap of
 /// `validity` and the value stream (of the `true` rows only) to `out`.
 pub fn join_aligned_value(validity: &[bool], values: &[u8], out: &mut Vec<u8>) {
-    out.extend_from_slice(&(validity.len() as i32).to_be_bytes());
-    let start = out.len();
-    out.resize(start + validity.len().div_ceil(8), 0);
-    for (i, &v) in validity.iter().enumerate() {
-        if v {
-            out[start + i / 8] |= 0x80 >> (i % 8);
-        }
-    }
+    out.reserve(4 + validity.len().div_ceil(8) + values.len());
+    aligned_value_head(validity, out);
     out.extend_from_slice(values);
+}
+
+/// The head of an aligned value page: appends the row count and the MSB-first bitmap of
+/// `validity` to `out` (the value stream follows it).
+pub fn aligned_value_head(validity: &[bool], out: &mut Vec<u8>) {
+    out.extend_from_slice(&(validity.len() as i32).to_be_bytes());
+    let chunks = validity.chunks_exact(8);
+    let tail = chunks.remainder();
+    for c in chunks {
+        let mut b = 0u8;
+        for (j, &v) in c.iter().enumerate() {
+            b |= u8::from(v) << (7 - j);
+        }
+        out.push(b);
+    }
+    if !tail.is_empty() {
+        let mut b = 0u8;
+        for (j, &v) in tail.iter().enumerate() {
+            b |= u8::from(v) << (7 - j);
+        }
+        out.push(b);
+    }
 }
 
 /// Decodes a time stream (non-aligned time part or aligned time page) with the chunk's

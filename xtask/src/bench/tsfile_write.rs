@@ -35,6 +35,30 @@ pub fn run() -> anyhow::Result<()> {
         .count();
     let points = batch.num_rows() * fields;
     let tmp = tempfile::tempdir()?;
+    // `TSFILE_WRITE_OURS_ONLY=N` runs only our writer, N times, for profiling it alone
+    // (the peer's process would dominate a profile of the whole benchmark).
+    if let Some(n) = std::env::var("TSFILE_WRITE_OURS_ONLY")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        let mut best = f64::INFINITY;
+        for round in 0..n {
+            let path = tmp.path().join(format!("ours{round}.tsfile"));
+            let start = Instant::now();
+            let mut w = TsFileWriter::create(&path, WriterOptions::default())?;
+            w.register_table(TABLE, schema.clone())?;
+            w.write_table(TABLE, "time", &batch)?;
+            w.close()?;
+            best = best.min(start.elapsed().as_secs_f64());
+            std::fs::remove_file(&path)?;
+        }
+        println!(
+            "ours only  {points} points in {:.1} ms (best of {n}): {:.1} M points/s",
+            best * 1e3,
+            points as f64 / best / 1e6
+        );
+        return Ok(());
+    }
     let script = tmp.path().join("tsfile_write_peer.py");
     std::fs::write(&script, PEER_PY)?;
     // Rounds alternate ours (with and without the final sync; the official writer does not

@@ -213,6 +213,7 @@ impl<V> Default for GorillaEncoder<V> {
 }
 
 impl<V: BitsValue> GorillaEncoder<V> {
+    #[inline(always)]
     fn put_bits(&mut self, bits: u64) {
         let w = <V::Int as IntValue>::BITS;
         let fb = field_bits(w);
@@ -226,17 +227,23 @@ impl<V: BitsValue> GorillaEncoder<V> {
         if x == 0 {
             self.w.write_bit(false);
         } else {
-            self.w.write_bit(true);
             let lz = (x << (64 - w)).leading_zeros();
             let tz = x.trailing_zeros();
             if self.lz != u32::MAX && lz >= self.lz && tz >= self.tz {
-                self.w.write_bit(false);
-                self.w.write_bits(x >> self.tz, w - self.lz - self.tz);
+                // '10' and the bits inside the previous window.
+                let sig = w - self.lz - self.tz;
+                let v = x >> self.tz;
+                if sig <= 62 {
+                    self.w.write_bits((0b10 << sig) | v, 2 + sig);
+                } else {
+                    self.w.write_bits(0b10, 2);
+                    self.w.write_bits(v, sig);
+                }
             } else {
-                self.w.write_bit(true);
+                // '11', the leading zeros, the significant bits minus one, then the bits.
                 let sig = w - lz - tz;
-                self.w.write_bits(u64::from(lz), fb);
-                self.w.write_bits(u64::from(sig - 1), fb);
+                let head = (0b11 << (2 * fb)) | (u64::from(lz) << fb) | u64::from(sig - 1);
+                self.w.write_bits(head, 2 + 2 * fb);
                 self.w.write_bits(x >> tz, sig);
                 self.lz = lz;
                 self.tz = tz;
@@ -249,6 +256,15 @@ impl<V: BitsValue> GorillaEncoder<V> {
 impl<V: BitsValue> Encoder<V> for GorillaEncoder<V> {
     fn put(&mut self, v: &V) {
         self.put_bits(v.to_int().to_bits());
+    }
+
+    fn put_slice(&mut self, values: &[V]) {
+        // About one value's width per value: most items are shorter, a few are longer.
+        self.w
+            .reserve(values.len() * (<V::Int as IntValue>::BITS as usize / 8) + 16);
+        for v in values {
+            self.put_bits(v.to_int().to_bits());
+        }
     }
 
     fn flush(&mut self, out: &mut Vec<u8>) {

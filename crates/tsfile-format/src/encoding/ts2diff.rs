@@ -269,20 +269,25 @@ impl<T: IntValue> Ts2DiffEncoder<T> {
         }
         let n = self.deltas.len();
         let mask = u64::MAX >> (64 - T::BITS);
-        let mut width = 0;
-        for d in &self.deltas {
-            let v = d.wsub(self.min).to_bits() & mask;
-            width = width.max(64 - v.leading_zeros());
-        }
+        let min = self.min;
+        // The widest packed delta has as many bits as the or of them all.
+        let all = self
+            .deltas
+            .iter()
+            .fold(0u64, |acc, d| acc | (d.wsub(min).to_bits() & mask));
+        let width = 64 - all.leading_zeros();
         self.out.extend_from_slice(&(n as i32).to_be_bytes());
         self.out.extend_from_slice(&(width as i32).to_be_bytes());
-        self.min.write_be(&mut self.out);
+        min.write_be(&mut self.out);
         self.first.write_be(&mut self.out);
-        let mut w = BitWriter::new();
-        for d in &self.deltas {
-            w.write_bits(d.wsub(self.min).to_bits() & mask, width);
+        if width > 0 {
+            self.out.reserve((n * width as usize).div_ceil(8) + 8);
+            let mut w = BitWriter::from_vec(std::mem::take(&mut self.out));
+            for d in &self.deltas {
+                w.write_bits(d.wsub(min).to_bits() & mask, width);
+            }
+            self.out = w.finish();
         }
-        w.finish_into(&mut self.out);
         self.started = false;
         self.min = T::MAX;
         self.deltas.clear();
@@ -291,27 +296,44 @@ impl<T: IntValue> Ts2DiffEncoder<T> {
 
 impl<T: IntValue> Encoder<T> for Ts2DiffEncoder<T> {
     fn put(&mut self, v: &T) {
-        let v = *v;
-        if !self.started {
-            self.started = true;
-            self.first = v;
-            self.prev = v;
-            return;
-        }
-        let d = v.wsub(self.prev);
-        if d < self.min {
-            self.min = d;
-        }
-        self.deltas.push(d);
-        self.prev = v;
-        if self.deltas.len() == BLOCK_SIZE {
-            self.write_block();
+        self.put_slice(std::slice::from_ref(v));
+    }
+
+    fn put_slice(&mut self, values: &[T]) {
+        let mut rest = values;
+        while let Some((&v, tail)) = rest.split_first() {
+            if !self.started {
+                self.started = true;
+                self.first = v;
+                self.prev = v;
+                rest = tail;
+                continue;
+            }
+            // The deltas up to the end of the block, in one tight loop.
+            let k = (BLOCK_SIZE - self.deltas.len()).min(rest.len());
+            let (mut prev, mut min) = (self.prev, self.min);
+            for &v in &rest[..k] {
+                let d = v.wsub(prev);
+                min = min.min(d);
+                self.deltas.push(d);
+                prev = v;
+            }
+            self.prev = prev;
+            self.min = min;
+            rest = &rest[k..];
+            if self.deltas.len() == BLOCK_SIZE {
+                self.write_block();
+            }
         }
     }
 
     fn flush(&mut self, out: &mut Vec<u8>) {
         self.write_block();
-        out.append(&mut self.out);
+        if out.is_empty() {
+            std::mem::swap(out, &mut self.out);
+        } else {
+            out.append(&mut self.out);
+        }
     }
 
     fn estimated_size(&self) -> usize {

@@ -138,8 +138,9 @@ impl<'a> TagColumn<'a> {
 
 /// Appends the rows `runs` of `array` to `values`. With `validity`, every row gets a
 /// presence flag and only non-null values are stored (aligned columns); without it, null rows
-/// are skipped and the indices of the kept rows go to `kept` (non-aligned series). Runs of
-/// an array without nulls are copied as slices.
+/// are skipped and the indices of the kept rows go to `kept` (non-aligned series). The
+/// present rows are found as spans of set bits of the validity bitmap, and fixed-width values
+/// are copied span by span.
 pub(crate) fn append(
     values: &mut Values,
     array: &ArrayRef,
@@ -150,73 +151,58 @@ pub(crate) fn append(
 ) -> WriteResult<()> {
     let a = array.as_ref();
     let nulls = a.logical_nulls().filter(|n| n.null_count() > 0);
-    let dense = nulls.is_none();
     let bits = nulls.as_ref().map(|n| n.inner());
-    // Presence of row `i` from the validity bitmap (the array's null buffer).
-    let present = |i: &usize| bits.is_none_or(|b| b.value(*i));
+    let mut spans: Vec<Range<usize>> = Vec::new();
     for r in runs {
+        spans.clear();
         match bits {
-            None => {
-                if let Some(v) = validity.as_deref_mut() {
-                    v.extend(std::iter::repeat_n(true, r.len()));
-                }
-                if let Some(k) = kept.as_deref_mut() {
-                    k.extend(r.clone());
-                }
+            None => spans.push(r.clone()),
+            Some(b) => spans.extend(
+                b.slice(r.start, r.len())
+                    .set_slices()
+                    .map(|(s, e)| r.start + s..r.start + e),
+            ),
+        }
+        if let Some(v) = validity.as_deref_mut() {
+            let base = v.len();
+            v.resize(base + r.len(), false);
+            for s in &spans {
+                v[base + s.start - r.start..base + s.end - r.start].fill(true);
             }
-            Some(b) => {
-                let slice = b.slice(r.start, r.len());
-                if let Some(v) = validity.as_deref_mut() {
-                    v.extend(slice.iter());
-                }
-                if let Some(k) = kept.as_deref_mut() {
-                    k.extend(slice.set_indices().map(|i| r.start + i));
-                }
+        }
+        if let Some(k) = kept.as_deref_mut() {
+            for s in &spans {
+                k.extend(s.clone());
             }
         }
         match values {
             Values::Boolean(v) => {
                 let arr = a.as_boolean();
-                v.extend(r.clone().filter(present).map(|i| arr.value(i)));
+                for s in &spans {
+                    v.extend(s.clone().map(|i| arr.value(i)));
+                }
             }
             Values::Int32(v) => {
                 if matches!(a.data_type(), DataType::Date32) {
                     let src = a.as_primitive::<Date32Type>().values();
-                    v.extend(
-                        r.clone()
-                            .filter(present)
-                            .map(|i| date32_to_yyyymmdd(src[i])),
-                    );
+                    for s in &spans {
+                        v.extend(src[s.clone()].iter().map(|&d| date32_to_yyyymmdd(d)));
+                    }
                 } else {
-                    let src = a.as_primitive::<Int32Type>().values();
-                    extend(v, src, r, dense, present);
+                    extend(v, a.as_primitive::<Int32Type>().values(), &spans);
                 }
             }
             Values::Int64(v) => {
                 let src = i64_values(a).ok_or_else(|| type_error(a, data_type))?;
-                extend(v, src, r, dense, present);
+                extend(v, src, &spans);
             }
-            Values::Float(v) => {
-                extend(
-                    v,
-                    a.as_primitive::<Float32Type>().values(),
-                    r,
-                    dense,
-                    present,
-                );
-            }
-            Values::Double(v) => {
-                extend(
-                    v,
-                    a.as_primitive::<Float64Type>().values(),
-                    r,
-                    dense,
-                    present,
-                );
-            }
+            Values::Float(v) => extend(v, a.as_primitive::<Float32Type>().values(), &spans),
+            Values::Double(v) => extend(v, a.as_primitive::<Float64Type>().values(), &spans),
             Values::Binary { .. } => {
-                for i in r.clone().filter(present) {
-                    values.push_binary(bytes_at(a, i));
+                for s in &spans {
+                    for i in s.clone() {
+                        values.push_binary(bytes_at(a, i));
+                    }
                 }
             }
         }
@@ -224,17 +210,9 @@ pub(crate) fn append(
     Ok(())
 }
 
-fn extend<T: Copy>(
-    v: &mut Vec<T>,
-    src: &[T],
-    r: &Range<usize>,
-    dense: bool,
-    present: impl Fn(&usize) -> bool,
-) {
-    if dense {
-        v.extend_from_slice(&src[r.clone()]);
-    } else {
-        v.extend(r.clone().filter(present).map(|i| src[i]));
+fn extend<T: Copy>(v: &mut Vec<T>, src: &[T], spans: &[Range<usize>]) {
+    for s in spans {
+        v.extend_from_slice(&src[s.clone()]);
     }
 }
 

@@ -374,16 +374,10 @@ pub(crate) fn value_pages(
         ts2diff_width(codec.encoding, codec.data_type).filter(|_| opts.flavor == Flavor::Cpp);
     let mut out = Vec::with_capacity(pages.len());
     let mut vi = 0;
-    let mut present_times = Vec::new();
+    let mut stream = Vec::new();
     for r in pages {
         let rows = &validity[r.clone()];
-        present_times.clear();
-        for (i, &p) in rows.iter().enumerate() {
-            if p {
-                present_times.push(times[r.start + i]);
-            }
-        }
-        let n = present_times.len();
+        let n = rows.iter().filter(|p| **p).count();
         if n == 0 {
             // The C++ writer leaves the time range of a count-0 block at zero.
             out.push(EncodedPage {
@@ -393,9 +387,12 @@ pub(crate) fn value_pages(
             });
             continue;
         }
+        // The times of the first and last present rows bound the page's statistics.
+        let first = rows.iter().position(|p| *p).unwrap_or(0);
+        let last = rows.iter().rposition(|p| *p).unwrap_or(0);
         let slice = values.slice(vi..vi + n);
         vi += n;
-        let mut stream = Vec::new();
+        stream.clear();
         encode_page(codec, &mut enc, slice, &mut stream)?;
         if let Some(w) = width {
             cpp_single_value_blocks(&mut stream, w);
@@ -404,7 +401,12 @@ pub(crate) fn value_pages(
         page_payload::join_aligned_value(rows, &stream, &mut payload);
         let page = Page {
             payload,
-            statistics: stats::of_page(slice, &present_times, codec.data_type),
+            statistics: stats::of_page(
+                slice,
+                times[r.start + first],
+                times[r.start + last],
+                codec.data_type,
+            ),
         };
         out.push(seal(codec.compression, page)?);
     }
@@ -450,7 +452,12 @@ pub(crate) fn series_chunk(
         page_payload::join_non_aligned(&time_part, &stream, &mut payload);
         let page = Page {
             payload,
-            statistics: stats::of_page(slice, t, codec.data_type),
+            statistics: stats::of_page(
+                slice,
+                t.first().copied().unwrap_or(0),
+                t.last().copied().unwrap_or(0),
+                codec.data_type,
+            ),
         };
         out.push(seal(codec.compression, page)?);
     }

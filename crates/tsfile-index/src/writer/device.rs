@@ -120,11 +120,12 @@ impl Device {
             None => self.last_time,
             Some(name) => self.series.get(name).and_then(|s| s.last_time),
         };
-        let mut prev = last;
+        let mut times = times.into_iter();
+        let Some(mut p) = last.or_else(|| times.next()) else {
+            return Ok(());
+        };
         for t in times {
-            if let Some(p) = prev
-                && t <= p
-            {
+            if t <= p {
                 return Err(WriteError::TimeOrder {
                     kind: if t == p { "duplicate" } else { "out-of-order" },
                     device: self.id.to_string(),
@@ -133,7 +134,7 @@ impl Device {
                     previous: p,
                 });
             }
-            prev = Some(t);
+            p = t;
         }
         Ok(())
     }

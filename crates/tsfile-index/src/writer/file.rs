@@ -22,6 +22,7 @@ use super::device::{ChunkRecord, Device, Series};
 use super::error::{WriteError, WriteResult};
 use super::index;
 use super::options::{Flavor, WriterOptions, encoding_is_writable};
+use super::seal;
 
 /// Writes one TsFile V4. Create it, register tables (table model) or series (tree model),
 /// write Arrow batches, then [`TsFileWriter::close`]. Dropping it without closing deletes the
@@ -250,7 +251,13 @@ impl TsFileWriter {
             .filter(|c| c.category == ColumnCategory::Field)
             .map(|c| &c.schema)
             .collect();
+        // Every device's rows go to its buffers first; then the full pages of all of them are
+        // encoded together, on parallel threads (when pages are cut by the point count, at
+        // most one page of rows stays buffered per column afterwards).
+        let mut touched = std::collections::BTreeSet::new();
+        let mut before = 0;
         for (id, rows) in order {
+            touched.insert(id.clone());
             let dev = self.devices.entry(id.clone()).or_insert_with(|| {
                 let mut d = Device::new(id, true);
                 for f in &fields {
@@ -258,45 +265,43 @@ impl TsFileWriter {
                 }
                 d
             });
-            let before = dev.memory();
-            // When pages are cut by the point count, the rows go in page-sized pieces, each
-            // page encoded as soon as it is full: at most one page of rows stays buffered.
-            let max = self.opts.max_points_per_page.max(1);
-            let last = rows.last().map(|r| times[r.end - 1]);
-            let pieces = if chunk::points_only(dev.series.values().map(|s| &s.values), &self.opts) {
-                split_runs(&rows, max - dev.times.len() % max, max)
-            } else {
-                vec![rows]
-            };
-            for piece in pieces {
-                let n: usize = piece.iter().map(ExactSizeIterator::len).sum();
-                dev.times.reserve(n);
-                for r in &piece {
-                    dev.times.extend_from_slice(&times[r.clone()]);
-                }
-                for f in &fields {
-                    let Some(s) = dev.series.get_mut(&f.name) else {
-                        continue;
-                    };
-                    s.validity.reserve(n);
-                    s.values.reserve(n);
-                    match batch.column_by_name(&f.name) {
-                        Some(a) => conv::append(
-                            &mut s.values,
-                            a,
-                            &piece,
-                            f.data_type,
-                            Some(&mut s.validity),
-                            None,
-                        )?,
-                        None => s.validity.extend(std::iter::repeat_n(false, n)),
-                    }
-                }
-                seal_full_pages(dev, &self.opts)?;
+            before += dev.memory();
+            let n: usize = rows.iter().map(ExactSizeIterator::len).sum();
+            dev.times.reserve(n);
+            for r in &rows {
+                dev.times.extend_from_slice(&times[r.clone()]);
             }
-            dev.last_time = last.or(dev.last_time);
-            self.buffered = (self.buffered + dev.memory()).saturating_sub(before);
+            for f in &fields {
+                let Some(s) = dev.series.get_mut(&f.name) else {
+                    continue;
+                };
+                s.validity.reserve(n);
+                s.values.reserve(n);
+                match batch.column_by_name(&f.name) {
+                    Some(a) => conv::append(
+                        &mut s.values,
+                        a,
+                        &rows,
+                        f.data_type,
+                        Some(&mut s.validity),
+                        None,
+                    )?,
+                    None => s.validity.extend(std::iter::repeat_n(false, n)),
+                }
+            }
+            if let Some(r) = rows.last() {
+                dev.last_time = Some(times[r.end - 1]);
+            }
         }
+        let mut devs: Vec<&mut Device> = self
+            .devices
+            .iter_mut()
+            .filter(|(id, _)| touched.contains(*id))
+            .map(|(_, d)| d)
+            .collect();
+        seal::seal_full_pages(&mut devs, &self.opts)?;
+        let after: usize = devs.iter().map(|d| d.memory()).sum();
+        self.buffered = (self.buffered + after).saturating_sub(before);
         self.maybe_flush()
     }
 
@@ -375,7 +380,7 @@ impl TsFileWriter {
                     None => s.validity.extend(std::iter::repeat_n(false, times.len())),
                 }
             }
-            seal_full_pages(dev, &self.opts)?;
+            seal::seal_full_pages(&mut [&mut *dev], &self.opts)?;
         } else {
             for (m, a) in &cols {
                 let Some(a) = a else { continue };
@@ -463,7 +468,7 @@ impl TsFileWriter {
                 .map(|s| (&s.values, s.validity.as_slice()))
                 .collect();
             let pages = chunk::aligned_pages(dev.times.len(), &cols, &self.opts);
-            let mut encoded = encode_aligned(dev, &pages, &self.opts)?.into_iter();
+            let mut encoded = seal::encode_aligned(dev, &pages, &self.opts)?.into_iter();
             let mut time_pages = std::mem::take(&mut dev.time_sealed);
             time_pages.extend(encoded.next().unwrap_or_default());
             let c = chunk::time_chunk(time_pages, &self.opts);
@@ -592,114 +597,7 @@ impl Drop for TsFileWriter {
     }
 }
 
-/// Splits row runs into pieces of `first` rows, then `size` rows each (the last one shorter).
-fn split_runs(runs: &[Range<usize>], first: usize, size: usize) -> Vec<Vec<Range<usize>>> {
-    let mut out = Vec::new();
-    let mut piece = Vec::new();
-    let mut room = first.max(1);
-    for r in runs {
-        let mut start = r.start;
-        while start < r.end {
-            let end = r.end.min(start + room);
-            piece.push(start..end);
-            room -= end - start;
-            start = end;
-            if room == 0 {
-                out.push(std::mem::take(&mut piece));
-                room = size.max(1);
-            }
-        }
-    }
-    if !piece.is_empty() {
-        out.push(piece);
-    }
-    out
-}
-
-/// Encodes the pages `pages` (row ranges of the buffered rows) of an aligned device: the
-/// time column first, then every series in measurement order. The columns are independent
-/// and are encoded on parallel threads.
-fn encode_aligned(
-    dev: &Device,
-    pages: &[Range<usize>],
-    opts: &WriterOptions,
-) -> WriteResult<Vec<Vec<chunk::EncodedPage>>> {
-    let times = &dev.times;
-    let jobs: Vec<Option<&Series>> = std::iter::once(None)
-        .chain(dev.series.values().map(Some))
-        .collect();
-    let rows = pages.last().map_or(0, |r| r.end);
-    parallel_map(&jobs, rows, |job| match job {
-        None => chunk::time_pages(times, pages, opts),
-        Some(s) => chunk::value_pages(
-            codec_of(&s.schema),
-            &s.values,
-            &s.validity,
-            times,
-            pages,
-            opts,
-        ),
-    })
-    .into_iter()
-    .collect()
-}
-
-/// Encodes the complete pages of an aligned device as soon as they are full, when pages are
-/// cut by the point count alone, so that at most one page of rows stays buffered per column.
-fn seal_full_pages(dev: &mut Device, opts: &WriterOptions) -> WriteResult<()> {
-    let max = opts.max_points_per_page.max(1);
-    if !dev.aligned
-        || dev.times.len() < max
-        || !chunk::points_only(dev.series.values().map(|s| &s.values), opts)
-    {
-        return Ok(());
-    }
-    let m = dev.times.len() / max * max;
-    let pages: Vec<Range<usize>> = (0..m).step_by(max).map(|s| s..s + max).collect();
-    let mut encoded = encode_aligned(dev, &pages, opts)?.into_iter();
-    dev.time_sealed.extend(encoded.next().unwrap_or_default());
-    dev.times.drain(..m);
-    for (s, more) in dev.series.values_mut().zip(encoded) {
-        s.sealed.extend(more);
-        let present = s.validity[..m].iter().filter(|p| **p).count();
-        s.values.drain_front(present);
-        s.validity.drain(..m);
-    }
-    Ok(())
-}
-
-/// `f` over `jobs`, in order; on several threads when there are enough rows to be worth it.
-fn parallel_map<J: Sync, R: Send>(jobs: &[J], rows: usize, f: impl Fn(&J) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .min(jobs.len());
-    if threads < 2 || rows < 4096 {
-        return jobs.iter().map(&f).collect();
-    }
-    let f = &f;
-    let mut out: Vec<(usize, R)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    jobs.iter()
-                        .enumerate()
-                        .skip(t)
-                        .step_by(threads)
-                        .map(|(i, j)| (i, f(j)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
-    out.sort_by_key(|(i, _)| *i);
-    out.into_iter().map(|(_, r)| r).collect()
-}
-
-fn codec_of(s: &MeasurementSchema) -> ColumnCodec<'_> {
+pub(crate) fn codec_of(s: &MeasurementSchema) -> ColumnCodec<'_> {
     ColumnCodec {
         name: &s.name,
         data_type: s.data_type,
@@ -742,19 +640,4 @@ pub(crate) fn time_values(batch: &RecordBatch, name: &str) -> WriteResult<Vec<i6
         )));
     }
     Ok(v.to_vec())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn runs_split_at_page_boundaries() {
-        let p = split_runs(&[0..5, 10..13], 2, 3);
-        assert_eq!(p, vec![vec![0..2], vec![2..5], vec![10..13]]);
-        let p = split_runs(std::slice::from_ref(&(0..4)), 4, 10);
-        assert_eq!(p, vec![vec![0..4]]);
-        let p = split_runs(&[0..1, 3..4, 7..9], 3, 2);
-        assert_eq!(p, vec![vec![0..1, 3..4, 7..8], vec![8..9]]);
-    }
 }

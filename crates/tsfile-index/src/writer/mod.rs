@@ -39,6 +39,7 @@ mod error;
 mod file;
 mod index;
 mod options;
+mod seal;
 mod sort;
 mod stats;
 

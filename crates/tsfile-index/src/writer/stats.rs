@@ -74,12 +74,15 @@ pub(crate) fn of_times(times: &[i64]) -> Statistics {
     }
 }
 
-/// Statistics of values of one page, given the timestamps of the present values (ascending,
-/// same length as the values). `data_type` selects the typed part for binary values.
-pub(crate) fn of_page(values: PageSlice<'_>, times: &[i64], data_type: TSDataType) -> Statistics {
-    let start_time = times.first().copied().unwrap_or(0);
-    let end_time = times.last().copied().unwrap_or(0);
-    let count = times.len() as u32;
+/// Statistics of values of one page, given the timestamps of its first and last values.
+/// `data_type` selects the typed part for binary values.
+pub(crate) fn of_page(
+    values: PageSlice<'_>,
+    start_time: i64,
+    end_time: i64,
+    data_type: TSDataType,
+) -> Statistics {
+    let count = values.len() as u32;
     if count == 0 {
         return empty(data_type, start_time, end_time);
     }
@@ -178,6 +181,20 @@ pub(crate) enum PageSlice<'a> {
     Float(&'a [f32]),
     Double(&'a [f64]),
     Binary(&'a [usize], &'a [u8]),
+}
+
+impl PageSlice<'_> {
+    /// Number of values.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            PageSlice::Boolean(v) => v.len(),
+            PageSlice::Int32(v) => v.len(),
+            PageSlice::Int64(v) => v.len(),
+            PageSlice::Float(v) => v.len(),
+            PageSlice::Double(v) => v.len(),
+            PageSlice::Binary(offsets, _) => offsets.len().saturating_sub(1),
+        }
+    }
 }
 
 /// The minimum, maximum and sum of a non-empty page, summed in order after `widen` so the
@@ -386,11 +403,7 @@ mod tests {
 
     #[test]
     fn int32_page_statistics_match_tv6() {
-        let s = of_page(
-            PageSlice::Int32(&[7, 8, 9]),
-            &[100, 101, 102],
-            TSDataType::Int32,
-        );
+        let s = of_page(PageSlice::Int32(&[7, 8, 9]), 100, 102, TSDataType::Int32);
         let mut w = tsfile_format::cursor::Writer::new();
         s.encode(&mut w);
         let tv6: &[u8] = &[
@@ -402,8 +415,8 @@ mod tests {
 
     #[test]
     fn merge_keeps_first_of_earlier_and_last_of_later() {
-        let mut a = of_page(PageSlice::Int64(&[5, 1]), &[1, 2], TSDataType::Int64);
-        let b = of_page(PageSlice::Int64(&[9, -3]), &[3, 4], TSDataType::Int64);
+        let mut a = of_page(PageSlice::Int64(&[5, 1]), 1, 2, TSDataType::Int64);
+        let b = of_page(PageSlice::Int64(&[9, -3]), 3, 4, TSDataType::Int64);
         merge(&mut a, &b);
         assert_eq!(a.count, 4);
         assert_eq!((a.start_time, a.end_time), (1, 4));
