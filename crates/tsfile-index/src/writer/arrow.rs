@@ -124,6 +124,35 @@ impl<'a> TagColumn<'a> {
         }
     }
 
+    /// The end (exclusive, at most `limit`) of the run of rows from `start` whose value
+    /// equals that of row `start` (nulls equal nulls).
+    pub(crate) fn run_end(&self, start: usize, limit: usize) -> usize {
+        match self {
+            TagColumn::Utf8(a) if a.null_count() == 0 => {
+                // The common case, without a null: lengths from the offsets first, then the
+                // bytes, compared inline (tags are short).
+                let offsets = a.value_offsets();
+                let data = a.value_data();
+                let span = |i: usize| offsets[i] as usize..offsets[i + 1] as usize;
+                let key = &data[span(start)];
+                let mut i = start + 1;
+                while i < limit && same_bytes(&data[span(i)], key) {
+                    i += 1;
+                }
+                i
+            }
+            TagColumn::Null => limit,
+            _ => {
+                let key = self.get(start);
+                let mut i = start + 1;
+                while i < limit && self.get(i) == key {
+                    i += 1;
+                }
+                i
+            }
+        }
+    }
+
     /// The value of row `i`.
     #[inline]
     pub(crate) fn get(&self, i: usize) -> Option<&'a str> {
@@ -134,6 +163,28 @@ impl<'a> TagColumn<'a> {
             TagColumn::Null => None,
         }
     }
+}
+
+/// True when `a` and `b` hold the same bytes; slices of 8 to 16 bytes are compared as two
+/// (overlapping) 8-byte words rather than through a `memcmp` call.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if (8..=16).contains(&n) {
+        let word = |s: &[u8], at: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&s[at..at + 8]);
+            u64::from_ne_bytes(w)
+        };
+        return word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8);
+    }
+    if n < 8 {
+        return a.iter().zip(b).all(|(x, y)| x == y);
+    }
+    a == b
 }
 
 /// Appends the rows `runs` of `array` to `values`. With `validity`, every row gets a
@@ -227,6 +278,38 @@ fn type_error(a: &dyn Array, to: TSDataType) -> WriteError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tag_runs_end_where_the_value_changes() {
+        let long = "a_tag_value_of_twenty";
+        let plain = arrow_array::StringArray::from(vec![
+            "st00",
+            "st00",
+            "st01",
+            "st_0000012",
+            "st_0000012",
+            "st_0000013",
+            long,
+            long,
+            "",
+        ]);
+        let t = TagColumn::new(Some(&plain));
+        let ends: Vec<usize> = [0, 2, 3, 5, 6, 8]
+            .iter()
+            .map(|&s| t.run_end(s, 9))
+            .collect();
+        assert_eq!(ends, [2, 3, 5, 6, 8, 9]);
+        assert_eq!(t.run_end(0, 1), 1);
+        let nulls = arrow_array::StringArray::from(vec![None, None, Some("x"), Some("x"), None]);
+        let t = TagColumn::new(Some(&nulls));
+        let ends: Vec<usize> = [0, 2, 4].iter().map(|&s| t.run_end(s, 5)).collect();
+        assert_eq!(ends, [2, 4, 5]);
+        assert_eq!(TagColumn::Null.run_end(1, 7), 7);
+        assert!(same_bytes(b"", b""));
+        assert!(!same_bytes(b"abcdefgh1", b"abcdefgh2"));
+        assert!(!same_bytes(b"1bcdefghi", b"2bcdefghi"));
+        assert!(same_bytes(b"abcdefghijklmnopq", b"abcdefghijklmnopq"));
+    }
 
     #[test]
     fn dates_convert_to_yyyymmdd() {

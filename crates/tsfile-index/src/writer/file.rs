@@ -206,36 +206,35 @@ impl TsFileWriter {
             .collect();
         let mut groups: HashMap<Vec<Option<&str>>, usize> = HashMap::new();
         let mut order: Vec<(DeviceId, Vec<Range<usize>>)> = Vec::new();
-        let mut prev: Option<(usize, usize)> = None;
-        for row in 0..batch.num_rows() {
-            // Rows usually come in runs of one device: compare with the previous row first.
-            let slot = match prev {
-                Some((slot, p)) if tags.iter().all(|a| a.get(row) == a.get(p)) => slot,
-                _ => {
-                    let mut key: Vec<Option<&str>> = tags.iter().map(|a| a.get(row)).collect();
-                    if self.opts.trim_trailing_null_tags {
-                        while key.last() == Some(&None) {
-                            key.pop();
-                        }
-                    }
-                    match groups.get(&key) {
-                        Some(&slot) => slot,
-                        None => {
-                            let mut segs = vec![Some(table.to_string())];
-                            segs.extend(key.iter().map(|s| s.map(str::to_string)));
-                            order.push((DeviceId::new(segs), Vec::new()));
-                            groups.insert(key, order.len() - 1);
-                            order.len() - 1
-                        }
-                    }
+        let mut row = 0;
+        while row < batch.num_rows() {
+            // Rows usually come in runs of one device: find where this one ends first, so
+            // that the device is looked up once per run.
+            let end = tags
+                .iter()
+                .fold(batch.num_rows(), |end, a| a.run_end(row, end));
+            let mut key: Vec<Option<&str>> = tags.iter().map(|a| a.get(row)).collect();
+            if self.opts.trim_trailing_null_tags {
+                while key.last() == Some(&None) {
+                    key.pop();
+                }
+            }
+            let slot = match groups.get(&key) {
+                Some(&slot) => slot,
+                None => {
+                    let mut segs = vec![Some(table.to_string())];
+                    segs.extend(key.iter().map(|s| s.map(str::to_string)));
+                    order.push((DeviceId::new(segs), Vec::new()));
+                    groups.insert(key, order.len() - 1);
+                    order.len() - 1
                 }
             };
             let runs = &mut order[slot].1;
             match runs.last_mut() {
-                Some(r) if r.end == row => r.end = row + 1,
-                _ => runs.push(row..row + 1),
+                Some(r) if r.end == row => r.end = end,
+                _ => runs.push(row..end),
             }
-            prev = Some((slot, row));
+            row = end;
         }
         // Check every device before buffering anything.
         for (id, runs) in &order {
@@ -357,7 +356,7 @@ impl TsFileWriter {
         let before = dev.memory();
         if aligned {
             dev.check_times(None, times.iter().copied())?;
-            dev.times.extend_from_slice(&times);
+            dev.times.extend_from_slice(times);
             dev.last_time = dev.times.last().copied();
             for m in &measurements {
                 let s = dev
@@ -624,7 +623,7 @@ fn check_codec(s: &MeasurementSchema) -> WriteResult<()> {
     Ok(())
 }
 
-pub(crate) fn time_values(batch: &RecordBatch, name: &str) -> WriteResult<Vec<i64>> {
+pub(crate) fn time_values<'a>(batch: &'a RecordBatch, name: &str) -> WriteResult<&'a [i64]> {
     let a = batch
         .column_by_name(name)
         .ok_or_else(|| WriteError::schema(format!("the batch has no time column {name:?}")))?;
@@ -639,5 +638,5 @@ pub(crate) fn time_values(batch: &RecordBatch, name: &str) -> WriteResult<Vec<i6
             "time column {name:?} has nulls"
         )));
     }
-    Ok(v.to_vec())
+    Ok(v)
 }
