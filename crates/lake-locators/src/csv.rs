@@ -13,13 +13,14 @@ use arrow_schema::SchemaRef;
 use memchr::{memchr, memchr2};
 
 use crate::error::{Error, Result};
-use crate::infer::Columns;
+use crate::infer::{ColumnInfer, Columns};
 use crate::locator::{BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest};
 use crate::rowread::{check_stride, projection_indices, start_block};
 use crate::scan::{
     FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, skip_records,
     zero_bytes,
 };
+use crate::window::{MaskCache, Masks, NoWindow, Window};
 
 /// The locator of the delimited formats.
 #[derive(Debug, Clone, Copy, Default)]
@@ -289,6 +290,88 @@ fn header(path: &Path, data: &[u8]) -> Result<Header> {
 
 /// The one indexing pass: checkpoints, row count, inferred columns and statistics.
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Header, FileIndex)> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("popcnt")
+    {
+        // SAFETY: the CPU has AVX2, BMI1 and POPCNT, checked just above.
+        return unsafe { index_avx2(path, data, options) };
+    }
+    index_with::<NoWindow>(path, data, options)
+}
+
+/// [`index_with`] compiled with AVX2 (and the bit instructions of the same CPUs: BMI1's
+/// `tzcnt`, `popcnt`) enabled, over AVX2 window masks.
+///
+/// # Safety
+/// The CPU must support AVX2, BMI1 and POPCNT.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,popcnt")]
+unsafe fn index_avx2(
+    path: &Path,
+    data: &[u8],
+    options: &IndexOptions,
+) -> Result<(Header, FileIndex)> {
+    index_with::<crate::window::Avx2Window>(path, data, options)
+}
+
+/// The record starting at `pos` read from the masks of the 64 bytes there: `Some((end,
+/// fields))` when the record ends inside the window and holds no quote, after every field was
+/// observed (none is observed when the field count is not `ncols`: the caller reports it).
+/// `None`, with nothing observed, sends the record to the general path.
+#[inline(always)]
+fn record_in_window(
+    path: &Path,
+    format: &'static str,
+    data: &[u8],
+    pos: usize,
+    m: &Masks,
+    cols: &mut [ColumnInfer],
+) -> Result<Option<(usize, usize)>> {
+    if m.newline == 0 {
+        return Ok(None);
+    }
+    let e = m.newline.trailing_zeros();
+    let before = (1u64 << e) - 1;
+    if m.quote & before != 0 {
+        return Ok(None);
+    }
+    if m.high & before != 0 {
+        check_utf8_at(path, format, data, pos, pos + e as usize)?;
+    }
+    let end = pos + e as usize + 1;
+    let mut cuts = m.delim & before;
+    let n = cuts.count_ones() as usize + 1;
+    if n != cols.len() {
+        return Ok(Some((end, n)));
+    }
+    let last = if e > 0 && data[pos + e as usize - 1] == b'\r' {
+        e - 1
+    } else {
+        e
+    };
+    let mut s = 0;
+    for c in cols.iter_mut() {
+        let t = if cuts == 0 {
+            last
+        } else {
+            cuts.trailing_zeros()
+        };
+        cuts &= cuts.wrapping_sub(1);
+        c.observe_masked(data, pos, s, t, m.non_digit);
+        s = t + 1;
+    }
+    Ok(Some((end, n)))
+}
+
+/// The indexing loop, generic over how window masks are computed.
+#[inline(always)]
+fn index_with<W: Window>(
+    path: &Path,
+    data: &[u8],
+    options: &IndexOptions,
+) -> Result<(Header, FileIndex)> {
     check_stride(path, options)?;
     let h = header(path, data)?;
     // UTF-8 is checked record by record as the scan goes (only records that may hold
@@ -301,6 +384,7 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Head
     let mut row = 0u64;
     let mut scratch = Vec::new();
     let mut cuts = [0usize; MAX_CUTS];
+    let mut cache = MaskCache::new();
     let mut pos = skip_empty_lines(data, h.body);
     // A countdown instead of `row % stride`: a 64-bit division per row is measurable here.
     let mut until_checkpoint = 0u64;
@@ -317,6 +401,12 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Head
                 columns: None,
             });
         }
+        // Most records are short and hold no quote: their fields and number shapes come
+        // from the window masks at the record start.
+        let window = match cache.window::<W>(data, pos, h.delim) {
+            Some(m) => record_in_window(path, h.format, data, pos, &m, &mut cols.cols)?,
+            None => None,
+        };
         let record = pos;
         let observe = |i: usize, text: &[u8], escaped: bool| {
             if let Some(c) = cols.cols.get_mut(i) {
@@ -333,33 +423,36 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Head
                 }
             }
         };
-        // Most records hold no quote: find the line end once and split the line with a
+        // Otherwise, without a quote, the line end is found once and the line split with a
         // word-at-a-time delimiter scan; a record with a quote takes the general path.
-        let (end, n) = match scan_plain_record(data, pos, h.delim, &mut cuts) {
-            Some((line_end, ncuts, non_ascii)) => {
-                if non_ascii {
-                    check_utf8_at(path, h.format, data, pos, line_end)?;
+        let (end, n) = match window {
+            Some(done) => done,
+            None => match scan_plain_record(data, pos, h.delim, &mut cuts) {
+                Some((line_end, ncuts, non_ascii)) => {
+                    if non_ascii {
+                        check_utf8_at(path, h.format, data, pos, line_end)?;
+                    }
+                    // Fields are passed as ranges of the whole buffer, so that numbers can be
+                    // checked a word at a time.
+                    let mut prev = pos;
+                    let mut last = line_end;
+                    if last > prev && data[last - 1] == b'\r' {
+                        last -= 1;
+                    }
+                    let bounds = cuts[..ncuts].iter().copied().chain(std::iter::once(last));
+                    for (c, cut) in cols.cols.iter_mut().zip(bounds) {
+                        c.observe_field_at(data, prev, cut);
+                        prev = cut + 1;
+                    }
+                    ((line_end + 1).min(data.len()), ncuts + 1)
                 }
-                // Fields are passed as ranges of the whole buffer, so that numbers can be
-                // checked a word at a time.
-                let mut prev = pos;
-                let mut last = line_end;
-                if last > prev && data[last - 1] == b'\r' {
-                    last -= 1;
+                None => {
+                    let (end, n) = split_record(data, pos, h.delim, observe)
+                        .map_err(|e| field_error(path, h.format, e, Some(row)))?;
+                    check_utf8_at(path, h.format, data, pos, end)?;
+                    (end, n)
                 }
-                let bounds = cuts[..ncuts].iter().copied().chain(std::iter::once(last));
-                for (c, cut) in cols.cols.iter_mut().zip(bounds) {
-                    c.observe_field_at(data, prev, cut);
-                    prev = cut + 1;
-                }
-                ((line_end + 1).min(data.len()), ncuts + 1)
-            }
-            None => {
-                let (end, n) = split_record(data, pos, h.delim, observe)
-                    .map_err(|e| field_error(path, h.format, e, Some(row)))?;
-                check_utf8_at(path, h.format, data, pos, end)?;
-                (end, n)
-            }
+            },
         };
         if n != ncols {
             return Err(Error::malformed(
@@ -542,6 +635,111 @@ impl Iterator for CsvBatches {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::locator::StatsColumns;
+
+    /// Random delimited files mixing every field shape the window path decides on (and those
+    /// it must hand over): both paths must give the same index, or the same error.
+    #[test]
+    fn window_path_equals_the_portable_path() {
+        const FIELDS: &[&str] = &[
+            "0",
+            "-7",
+            "123456789012345678",
+            "-123456789012345678",
+            "1234567890123456789",
+            "-",
+            ".",
+            "-.",
+            "1.",
+            ".5",
+            "-8673.29",
+            "2909.6900000000005",
+            "1e5",
+            "1.2.3",
+            "",
+            "abc",
+            "c123-abcd",
+            "true",
+            "FALSE",
+            "\u{e9}t\u{e9}",
+            "\"q,\nx\"",
+            "\"\"\"\"",
+            "9007199254740993.5",
+            "0000000000000000000000000000000000000000000000000000000000000001",
+            "x\ry",
+            "-0",
+            "-0.0",
+            "9999999999999999999",
+        ];
+        const INTS: &[&str] = &[
+            "0",
+            "-7",
+            "123456789012345678",
+            "-123456789012345678",
+            "1234567890123456789",
+            "",
+            "-0",
+            "9999999999999999999",
+            "-9223372036854775808",
+            "-9223372036854775809",
+        ];
+        const NUMBERS: &[&str] = &[
+            "12",
+            "-8673.29",
+            "1.",
+            ".5",
+            "-.5",
+            "2909.6900000000005",
+            "",
+            "1e5",
+            "-0.0",
+            "0.00000000000000000000000000000000000000000000000000000000001",
+        ];
+        let mut x: u64 = 0x0123_4567_89ab_cdef;
+        let mut next = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        for case in 0..200 {
+            let ncols = 1 + next(6);
+            let mut text = (0..ncols)
+                .map(|i| format!("c{i}"))
+                .collect::<Vec<_>>()
+                .join(",");
+            text.push('\n');
+            let rows = next(120);
+            for _ in 0..rows {
+                // Columns of integers only and of numbers only keep a number type.
+                let fields: Vec<&str> = (0..ncols)
+                    .map(|c| match (c + case) % 3 {
+                        0 => INTS[next(INTS.len())],
+                        1 => NUMBERS[next(NUMBERS.len())],
+                        _ => FIELDS[next(FIELDS.len())],
+                    })
+                    .collect();
+                // Now and then a row with a field too few.
+                let n = if next(400) == 0 { ncols - 1 } else { ncols };
+                text.push_str(&fields[..n].join(","));
+                text.push_str(["\n", "\r\n", "\n\n", "\n\r\n"][next(4)]);
+            }
+            if next(2) == 0 {
+                text.pop();
+            }
+            let path = Path::new("t.csv");
+            for stats in [StatsColumns::None, StatsColumns::All] {
+                let options = IndexOptions { stride: 7, stats };
+                let fast = index_bytes(path, text.as_bytes(), &options).map(|r| r.1);
+                let portable = index_with::<NoWindow>(path, text.as_bytes(), &options).map(|r| r.1);
+                assert_eq!(
+                    format!("{fast:?}"),
+                    format!("{portable:?}"),
+                    "case {case}:\n{text}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn sniffs_txt_delimiters() {

@@ -13,6 +13,10 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::locator::{ColumnStats, Stats, StatsColumns};
+use crate::numbers::{
+    NumberKind, decimal_value_at, int_value_at, is_bool, is_i64_text, is_number, number_kind,
+    parse_i64, word_at,
+};
 
 /// Type and statistics accumulator of one column.
 #[derive(Debug, Clone)]
@@ -33,7 +37,45 @@ pub(crate) struct ColumnInfer {
     track: bool,
     int_bounds: Option<(i64, i64)>,
     float_bounds: Option<(f64, f64)>,
-    str_bounds: Option<(Vec<u8>, Vec<u8>)>,
+    str_bounds: Option<TextBounds>,
+}
+
+/// The smallest and largest text seen, each with its [`prefix_key`], so that most updates
+/// decide with one integer comparison instead of a byte-slice comparison.
+#[derive(Debug, Clone)]
+struct TextBounds {
+    lo: Vec<u8>,
+    hi: Vec<u8>,
+    lo_key: u64,
+    hi_key: u64,
+}
+
+/// The first 8 bytes of `text`, zero-padded, as a big-endian integer. Keys order like the
+/// texts wherever they differ: `prefix_key(a) < prefix_key(b)` implies `a < b` (a shorter
+/// text padded with zeros sorts before any text it is a prefix of); equal keys say nothing.
+#[inline(always)]
+fn prefix_key(text: &[u8]) -> u64 {
+    if let Some(head) = text.first_chunk::<8>() {
+        return u64::from_be_bytes(*head);
+    }
+    // Fewer than 8 bytes: shifted in one by one (a copy of a variable length is a call).
+    let mut key = 0u64;
+    for (i, &b) in text.iter().enumerate() {
+        key |= u64::from(b) << (56 - 8 * i);
+    }
+    key
+}
+
+/// [`prefix_key`] of `data[start..end]`, from one word read when 8 bytes are there.
+#[inline(always)]
+fn prefix_key_at(data: &[u8], start: usize, end: usize) -> u64 {
+    let n = end - start;
+    match word_at(data, start) {
+        Some(w) if n >= 8 => w.swap_bytes(),
+        // Keeps the top `n` bytes of the big-endian word (none when `n` is 0).
+        Some(w) => w.swap_bytes() & !(u64::MAX >> (8 * n)),
+        None => prefix_key(&data[start..end]),
+    }
 }
 
 impl ColumnInfer {
@@ -89,26 +131,37 @@ impl ColumnInfer {
     /// Records an integer value whose text is `text`.
     #[inline]
     pub(crate) fn int(&mut self, v: i64, text: &[u8]) {
+        self.int_keyed(v, text, prefix_key(text));
+    }
+
+    /// [`ColumnInfer::int`] with the text's [`prefix_key`] already known.
+    #[inline(always)]
+    fn int_keyed(&mut self, v: i64, text: &[u8], key: u64) {
         self.seen_int = true;
         if self.track {
             self.int_bounds = Some(match self.int_bounds {
                 None => (v, v),
                 Some((lo, hi)) => (lo.min(v), hi.max(v)),
             });
-            // An Int64 column that turns Float64 later needs the integers among its bounds;
-            // `as` rounds to nearest like a correctly rounding text parser does.
-            self.float_bounds_add(v as f64);
-            self.text_bounds(text);
+            // The float bounds of an Int64 column that turns Float64 later come from the
+            // integer bounds at the end (see `stats`), not from a conversion per value.
+            self.text_bounds_keyed(text, key);
         }
     }
 
     /// Records a number that is not an i64 integer, whose text is `text`.
     #[inline]
     pub(crate) fn float(&mut self, v: f64, text: &[u8]) {
+        self.float_keyed(v, text, prefix_key(text));
+    }
+
+    /// [`ColumnInfer::float`] with the text's [`prefix_key`] already known.
+    #[inline(always)]
+    fn float_keyed(&mut self, v: f64, text: &[u8], key: u64) {
         self.seen_float = true;
         if self.track {
             self.float_bounds_add(v);
-            self.text_bounds(text);
+            self.text_bounds_keyed(text, key);
         }
     }
 
@@ -143,16 +196,88 @@ impl ColumnInfer {
 
     #[inline]
     fn text_bounds(&mut self, text: &[u8]) {
+        self.text_bounds_keyed(text, prefix_key(text));
+    }
+
+    /// Updates the text bounds with `text` whose [`prefix_key`] is `key`: the common case of
+    /// a text inside the bounds is decided here by key comparisons; updates go out of line.
+    #[inline(always)]
+    fn text_bounds_keyed(&mut self, text: &[u8], key: u64) {
+        if let Some(b) = &self.str_bounds {
+            let inside = (key > b.lo_key || (key == b.lo_key && text >= b.lo.as_slice()))
+                && (key < b.hi_key || (key == b.hi_key && text <= b.hi.as_slice()));
+            if inside {
+                return;
+            }
+        }
+        self.widen_text_bounds(text, key);
+    }
+
+    #[inline(never)]
+    fn widen_text_bounds(&mut self, text: &[u8], key: u64) {
         match &mut self.str_bounds {
-            None => self.str_bounds = Some((text.to_vec(), text.to_vec())),
-            Some((lo, hi)) => {
-                if text < lo.as_slice() {
-                    lo.clear();
-                    lo.extend_from_slice(text);
-                } else if text > hi.as_slice() {
-                    hi.clear();
-                    hi.extend_from_slice(text);
+            None => {
+                self.str_bounds = Some(TextBounds {
+                    lo: text.to_vec(),
+                    hi: text.to_vec(),
+                    lo_key: key,
+                    hi_key: key,
+                })
+            }
+            Some(b) => {
+                if key < b.lo_key || (key == b.lo_key && text < b.lo.as_slice()) {
+                    b.lo.clear();
+                    b.lo.extend_from_slice(text);
+                    b.lo_key = key;
+                } else {
+                    b.hi.clear();
+                    b.hi.extend_from_slice(text);
+                    b.hi_key = key;
                 }
+            }
+        }
+    }
+
+    /// Records a number that [`number_kind`] or [`crate::numbers::json_number_end`] certified
+    /// as `Int` or `Decimal`, computing its value only when statistics are tracked.
+    /// The number is `data[start..end]`, a range of the whole buffer, so that its text bounds
+    /// key is read as one word; `dot` is the position of a `Decimal`'s dot when the caller
+    /// knows it.
+    #[inline(always)]
+    pub(crate) fn known_number(
+        &mut self,
+        data: &[u8],
+        start: usize,
+        end: usize,
+        kind: NumberKind,
+        dot: Option<usize>,
+    ) {
+        let text = &data[start..end];
+        match kind {
+            NumberKind::Int if self.track => self.int_keyed(
+                int_value_at(data, start, end),
+                text,
+                prefix_key_at(data, start, end),
+            ),
+            NumberKind::Int => self.seen_int = true,
+            NumberKind::Decimal if self.track => match decimal_value_at(
+                data,
+                start,
+                dot.unwrap_or_else(|| {
+                    text.iter()
+                        .position(|&b| b == b'.')
+                        .map_or(end, |i| start + i)
+                }),
+                end,
+            ) {
+                Some(v) => self.float_keyed(v, text, prefix_key_at(data, start, end)),
+                None => {
+                    self.number_text(text);
+                }
+            },
+            NumberKind::Decimal => self.seen_float = true,
+            NumberKind::Unknown => {
+                self.number_text(text);
             }
         }
     }
@@ -193,18 +318,6 @@ impl ColumnInfer {
             self.seen_float = true;
         }
         true
-    }
-
-    /// Records a number recognised by [`json_number_end`] (`Int` or `Decimal`), for a column
-    /// without statistics: classification only, no value is computed.
-    #[inline(always)]
-    pub(crate) fn untracked_number(&mut self, kind: NumberKind) {
-        debug_assert!(!self.track);
-        match kind {
-            NumberKind::Int => self.seen_int = true,
-            NumberKind::Decimal => self.seen_float = true,
-            NumberKind::Unknown => {}
-        }
     }
 
     /// Classifies one delimited-text field (already unquoted; empty = null) and records it.
@@ -252,22 +365,74 @@ impl ColumnInfer {
     /// a range of the whole buffer, so words may be read past its end without copying.
     #[inline(always)]
     pub(crate) fn observe_field_at(&mut self, data: &[u8], start: usize, end: usize) {
-        if !self.track && start < end {
+        if start < end {
             if self.is_text() {
+                if self.track {
+                    self.text_bounds_keyed(&data[start..end], prefix_key_at(data, start, end));
+                }
                 return;
             }
             if self.may_be_number() {
-                match number_kind(data, start, end) {
-                    NumberKind::Int => {
-                        self.seen_int = true;
-                        return;
-                    }
-                    NumberKind::Decimal => {
-                        self.seen_float = true;
-                        return;
-                    }
-                    NumberKind::Unknown => {}
+                let kind = number_kind(data, start, end);
+                if kind != NumberKind::Unknown {
+                    self.known_number(data, start, end, kind, None);
+                    return;
                 }
+            }
+        }
+        self.observe_text_field(&data[start..end]);
+    }
+
+    /// Classifies the delimited-text field `data[base + s..base + t]` (empty = null; `t` < 64)
+    /// and records it, like [`ColumnInfer::observe_field_at`], with the number shape read off
+    /// `non_digit`, the mask of the bytes from `base` on that are not ASCII digits (see
+    /// [`crate::window::Masks`]): `-?[0-9]{1,18}` is `Int`, digits with one `.` are `Decimal`.
+    #[inline(always)]
+    pub(crate) fn observe_masked(
+        &mut self,
+        data: &[u8],
+        base: usize,
+        s: u32,
+        t: u32,
+        non_digit: u64,
+    ) {
+        let (start, end) = (base + s as usize, base + t as usize);
+        if s >= t {
+            return;
+        }
+        if self.is_text() {
+            if self.track {
+                self.text_bounds_keyed(&data[start..end], prefix_key_at(data, start, end));
+            }
+            return;
+        }
+        if self.may_be_number() {
+            let field = ((1u64 << t) - 1) & !((1u64 << s) - 1);
+            let neg = data[start] == b'-';
+            let mut nd = non_digit & field;
+            if neg {
+                nd &= !(1u64 << s);
+            }
+            // The digits, and the dot when there is one.
+            let body = t - s - u32::from(neg);
+            let kind = if nd == 0 {
+                if (1..=18).contains(&body) {
+                    NumberKind::Int
+                } else {
+                    NumberKind::Unknown
+                }
+            } else if nd & (nd - 1) == 0
+                && data[base + nd.trailing_zeros() as usize] == b'.'
+                && body >= 2
+            {
+                NumberKind::Decimal
+            } else {
+                NumberKind::Unknown
+            };
+            if kind != NumberKind::Unknown {
+                let dot = base + nd.trailing_zeros() as usize;
+                self.known_number(data, start, end, kind, Some(dot));
+                return;
             }
         }
         self.observe_text_field(&data[start..end]);
@@ -297,12 +462,20 @@ impl ColumnInfer {
             DataType::Int64 => self
                 .int_bounds
                 .map(|(min, max)| ColumnStats::Int { min, max }),
-            DataType::Float64 => self
-                .float_bounds
-                .map(|(min, max)| ColumnStats::Float { min, max }),
-            DataType::Utf8 => self.str_bounds.as_ref().map(|(lo, hi)| ColumnStats::Str {
-                min_str: String::from_utf8_lossy(lo).into_owned(),
-                max_str: String::from_utf8_lossy(hi).into_owned(),
+            DataType::Float64 => {
+                // The integers of the column join the float bounds here: rounding an i64 to
+                // the nearest f64 keeps order, so the bounds of the converted integers are the
+                // converted integer bounds.
+                let ints = self.int_bounds.map(|(lo, hi)| (lo as f64, hi as f64));
+                let bounds = match (self.float_bounds, ints) {
+                    (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+                    (f, i) => f.or(i),
+                };
+                bounds.map(|(min, max)| ColumnStats::Float { min, max })
+            }
+            DataType::Utf8 => self.str_bounds.as_ref().map(|b| ColumnStats::Str {
+                min_str: String::from_utf8_lossy(&b.lo).into_owned(),
+                max_str: String::from_utf8_lossy(&b.hi).into_owned(),
             }),
             _ => None,
         }
@@ -407,217 +580,6 @@ fn eq_short(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
-/// What [`number_kind`] could tell about a field without looking at it byte by byte.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum NumberKind {
-    /// `-?[0-9]{1,18}`: an i64 integer.
-    Int,
-    /// `-?[0-9]*\.[0-9]*` with at least one digit: a plain decimal number.
-    Decimal,
-    /// Anything else (an exponent, text, a field longer than 24 bytes or at the end of the
-    /// buffer): the caller classifies it byte by byte.
-    Unknown,
-}
-
-/// The high bit of every byte of a word.
-const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-
-/// The little-endian word of the 8 bytes of `data` at `at`, when there are 8.
-#[inline(always)]
-fn word_at(data: &[u8], at: usize) -> Option<u64> {
-    let bytes: [u8; 8] = data.get(at..at.checked_add(8)?)?.try_into().ok()?;
-    Some(u64::from_le_bytes(bytes))
-}
-
-/// One bit per byte of `w` (bit k for byte k) set when that byte is not an ASCII digit.
-#[inline(always)]
-fn non_digit_bits(w: u64) -> u32 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    // Digits become 0..=9; adding 0x76 to the low 7 bits sets the high bit of every byte
-    // above 9 without carrying into the next byte (at most 0x7f + 0x76 = 0xf5).
-    let x = w ^ 0x3030_3030_3030_3030;
-    let high = (x | ((x & LOW7) + 0x7676_7676_7676_7676)) & HIGH_BITS;
-    // Gathers the eight high bits into the top byte: the products land on distinct bits.
-    (((high >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56) as u32
-}
-
-/// Recognises the common plain numbers of the field `data[start..end]` (non-empty) a word
-/// at a time. `Int` and `Decimal` are certain; `Unknown` says nothing.
-#[inline(always)]
-pub(crate) fn number_kind(data: &[u8], start: usize, end: usize) -> NumberKind {
-    let n = end.saturating_sub(start);
-    if n == 0 {
-        return NumberKind::Unknown;
-    }
-    // Bit k is set when byte `start + k` of the field is not a digit.
-    let mask: u32 = if n <= 8 {
-        // Near the end of the buffer the word ending with the field serves, shifted down.
-        let w = match word_at(data, start) {
-            Some(w) => w,
-            None => match end.checked_sub(8).and_then(|at| word_at(data, at)) {
-                Some(w) => w >> (64 - 8 * n),
-                None => return NumberKind::Unknown,
-            },
-        };
-        non_digit_bits(w) & ((1u32 << n) - 1)
-    } else if n <= 16 {
-        let (Some(a), Some(b)) = (word_at(data, start), word_at(data, end - 8)) else {
-            return NumberKind::Unknown;
-        };
-        non_digit_bits(a) | (non_digit_bits(b) << (n - 8))
-    } else if n <= 24 {
-        let (Some(a), Some(b), Some(c)) = (
-            word_at(data, start),
-            word_at(data, start + 8),
-            word_at(data, end - 8),
-        ) else {
-            return NumberKind::Unknown;
-        };
-        non_digit_bits(a) | (non_digit_bits(b) << 8) | (non_digit_bits(c) << (n - 8))
-    } else {
-        return NumberKind::Unknown;
-    };
-    let neg = data[start] == b'-';
-    let mask = mask & !u32::from(neg);
-    let body = n - usize::from(neg);
-    if mask == 0 {
-        // At most 24 digits here: only up to 18 are certainly within i64.
-        if (1..=18).contains(&body) {
-            return NumberKind::Int;
-        }
-        return NumberKind::Unknown;
-    }
-    // One non-digit byte, a `.`, with a digit somewhere (`body` counts the dot).
-    if mask & (mask - 1) == 0 && data[start + mask.trailing_zeros() as usize] == b'.' && body >= 2 {
-        return NumberKind::Decimal;
-    }
-    NumberKind::Unknown
-}
-
-/// The end and kind of the JSON number starting at `data[start]` (a `-` or a digit) when it
-/// is recognised a word at a time: `-?[0-9]{1,18}` or a plain decimal within 24 bytes,
-/// followed by a byte that cannot continue a number (the byte-by-byte scan would stop there
-/// too). `None` says nothing: the caller scans byte by byte.
-#[inline(always)]
-pub(crate) fn json_number_end(data: &[u8], start: usize) -> Option<(usize, NumberKind)> {
-    let neg = data.get(start) == Some(&b'-');
-    // Three words are always read: a branch on whether the number goes on past the first
-    // word is often mispredicted.
-    let mask = (non_digit_bits(word_at(data, start)?)
-        | (non_digit_bits(word_at(data, start + 8)?) << 8)
-        | (non_digit_bits(word_at(data, start + 16)?) << 16))
-        & !u32::from(neg);
-    let neg = usize::from(neg);
-    let k = mask.trailing_zeros() as usize;
-    if k >= 24 {
-        return None;
-    }
-    let continues = |b: u8| matches!(b, b'+' | b'-' | b'.' | b'e' | b'E');
-    if data[start + k] == b'.' {
-        let k2 = (mask & (mask - 1)).trailing_zeros() as usize;
-        // At least one digit besides the dot.
-        if k2 < 24 && k2 - neg >= 2 && !continues(data[start + k2]) {
-            return Some((start + k2, NumberKind::Decimal));
-        }
-        return None;
-    }
-    if (1..=18).contains(&(k - neg)) && !continues(data[start + k]) {
-        return Some((start + k, NumberKind::Int));
-    }
-    None
-}
-
-/// True when `text` is `-?[0-9]+` within i64 (what [`parse_i64`] accepts), without computing
-/// the value unless it has 19 digits.
-#[inline(always)]
-pub(crate) fn is_i64_text(text: &[u8]) -> bool {
-    let digits = match text.first() {
-        Some(b'-') => &text[1..],
-        _ => text,
-    };
-    match digits.len() {
-        1..=18 => digits.iter().all(u8::is_ascii_digit),
-        19 => parse_i64(text).is_some(),
-        _ => false,
-    }
-}
-
-/// Parses `-?[0-9]+` into an i64, or `None` when the text is not such an integer or overflows.
-#[inline]
-pub(crate) fn parse_i64(b: &[u8]) -> Option<i64> {
-    let (neg, digits) = match b.first()? {
-        b'-' => (true, &b[1..]),
-        _ => (false, b),
-    };
-    if digits.is_empty() || digits.len() > 19 {
-        return None;
-    }
-    let mut acc: i64 = 0;
-    if digits.len() < 19 {
-        // Up to 18 digits cannot overflow.
-        for &d in digits {
-            let d = d.wrapping_sub(b'0');
-            if d > 9 {
-                return None;
-            }
-            acc = acc * 10 + i64::from(d);
-        }
-        return Some(if neg { -acc } else { acc });
-    }
-    for &d in digits {
-        let d = d.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        // Accumulate negatively so that i64::MIN parses.
-        acc = acc.checked_mul(10)?.checked_sub(i64::from(d))?;
-    }
-    if neg { Some(acc) } else { acc.checked_neg() }
-}
-
-/// True for a plain decimal number: `-?`, digits with at most one `.` (at least one digit),
-/// then an optional exponent `[eE][+-]?digits`. No `+` at the start, no `inf`/`NaN` words:
-/// exactly what both Rust's and arrow's float parsers accept among such texts.
-#[inline(always)]
-pub(crate) fn is_number(b: &[u8]) -> bool {
-    let mut i = usize::from(b.first() == Some(&b'-'));
-    let mut digits = 0;
-    while i < b.len() && b[i].is_ascii_digit() {
-        i += 1;
-        digits += 1;
-    }
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-            digits += 1;
-        }
-    }
-    if digits == 0 {
-        return false;
-    }
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        i += 1;
-        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-            i += 1;
-        }
-        let start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == start {
-            return false;
-        }
-    }
-    i == b.len()
-}
-
-/// True for `true`/`false` in any letter case (what arrow-csv accepts for Boolean).
-#[inline]
-pub(crate) fn is_bool(b: &[u8]) -> bool {
-    b.eq_ignore_ascii_case(b"true") || b.eq_ignore_ascii_case(b"false")
-}
-
 /// Replaces top-level Null types (all-null columns of arrow-json's inference) by Utf8.
 pub(crate) fn null_to_utf8(schema: &Schema) -> SchemaRef {
     Arc::new(Schema::new(
@@ -638,114 +600,6 @@ pub(crate) fn null_to_utf8(schema: &Schema) -> SchemaRef {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn integers() {
-        assert_eq!(parse_i64(b"0"), Some(0));
-        assert_eq!(parse_i64(b"-12"), Some(-12));
-        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
-        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
-        assert_eq!(parse_i64(b"9223372036854775808"), None);
-        assert_eq!(parse_i64(b"12345678901234567890"), None);
-        assert_eq!(parse_i64(b"-"), None);
-        assert_eq!(parse_i64(b"1.0"), None);
-        assert_eq!(parse_i64(b"+1"), None);
-        for t in [
-            "0",
-            "-12",
-            "9223372036854775807",
-            "-9223372036854775808",
-            "123456789012345678",
-        ] {
-            assert!(is_i64_text(t.as_bytes()), "{t}");
-        }
-        for t in [
-            "",
-            "-",
-            "9223372036854775808",
-            "12345678901234567890",
-            "1.0",
-            "+1",
-            "1a",
-        ] {
-            assert!(!is_i64_text(t.as_bytes()), "{t}");
-        }
-    }
-
-    #[test]
-    fn numbers() {
-        for ok in [
-            "1",
-            "-1.5",
-            "1.",
-            ".5",
-            "1e5",
-            "-2.5E-300",
-            "0.30000000000000004",
-        ] {
-            assert!(is_number(ok.as_bytes()), "{ok}");
-        }
-        for bad in [
-            "", "-", ".", "+1", "1e", "1e+", "inf", "NaN", "1.2.3", "1-2", "e5", " 1",
-        ] {
-            assert!(!is_number(bad.as_bytes()), "{bad}");
-        }
-    }
-
-    #[test]
-    fn word_at_a_time_numbers() {
-        // Every field is classified inside a longer buffer and at its very end.
-        for (text, kind) in [
-            ("0", NumberKind::Int),
-            ("-7", NumberKind::Int),
-            ("12345678", NumberKind::Int),
-            ("-12345678", NumberKind::Int),
-            ("123456789012345678", NumberKind::Int),
-            ("-123456789012345678", NumberKind::Int),
-            ("1234567890123456789", NumberKind::Unknown),
-            ("-", NumberKind::Unknown),
-            (".", NumberKind::Unknown),
-            ("-.", NumberKind::Unknown),
-            ("1.", NumberKind::Decimal),
-            (".5", NumberKind::Decimal),
-            ("-.5", NumberKind::Decimal),
-            ("-8673.29", NumberKind::Decimal),
-            ("2909.6900000000005", NumberKind::Decimal),
-            ("-2525.9399999999996", NumberKind::Decimal),
-            ("-2525.93999999999999999", NumberKind::Decimal),
-            ("-2525.939999999999999999", NumberKind::Decimal),
-            ("-2525.9399999999999999999", NumberKind::Unknown),
-            ("1.2.3", NumberKind::Unknown),
-            ("1e5", NumberKind::Unknown),
-            ("--1", NumberKind::Unknown),
-            ("1-", NumberKind::Unknown),
-            ("12345678-", NumberKind::Unknown),
-            ("1234567890123456-", NumberKind::Unknown),
-            ("123456789012345678901234", NumberKind::Unknown),
-            ("abc", NumberKind::Unknown),
-            ("1/2", NumberKind::Unknown),
-            ("1:2", NumberKind::Unknown),
-            ("9\u{e9}", NumberKind::Unknown),
-        ] {
-            let inside = format!("{text},999999999999999999999999,x");
-            assert_eq!(
-                number_kind(inside.as_bytes(), 0, text.len()),
-                kind,
-                "{text}"
-            );
-            let padded = format!("{}{text}", "9".repeat(30));
-            let b = padded.as_bytes();
-            assert_eq!(number_kind(b, 30, b.len()), kind, "{text} at the end");
-            // Certain answers agree with the byte-by-byte rules.
-            match kind {
-                NumberKind::Int => assert!(is_i64_text(text.as_bytes()), "{text}"),
-                NumberKind::Decimal => assert!(is_number(text.as_bytes()), "{text}"),
-                NumberKind::Unknown => {}
-            }
-        }
-        // Fewer than 8 bytes left in the buffer: no word can be read.
-        assert_eq!(number_kind(b"12", 0, 2), NumberKind::Unknown);
-    }
 
     #[test]
     fn expected_keys() {
@@ -770,38 +624,40 @@ mod tests {
     }
 
     #[test]
-    fn word_at_a_time_json_numbers() {
-        for (text, want) in [
-            ("0,", Some((1, NumberKind::Int))),
-            ("-12}", Some((3, NumberKind::Int))),
-            ("123456789012345678 ", Some((18, NumberKind::Int))),
-            ("1234567890123456789,", None),
-            ("-,", None),
-            ("-8673.29}", Some((8, NumberKind::Decimal))),
-            ("2909.6900000000005,", Some((18, NumberKind::Decimal))),
-            ("-2525.93999999999999}", Some((20, NumberKind::Decimal))),
-            ("-2525.939999999999999999}", None),
-            ("1.,", Some((2, NumberKind::Decimal))),
-            ("-.5]", Some((3, NumberKind::Decimal))),
-            ("-.,", None),
-            ("1e5,", None),
-            ("1.5e5,", None),
-            ("1.2.3,", None),
-            ("12-3,", None),
-            ("12+,", None),
-            ("1x,", Some((1, NumberKind::Int))),
-        ] {
-            let padded = format!("{text}{}", " ".repeat(24));
-            assert_eq!(json_number_end(padded.as_bytes(), 0), want, "{text}");
-            if let Some((end, kind)) = want {
-                let number = &text.as_bytes()[..end];
-                match kind {
-                    NumberKind::Int => assert!(is_i64_text(number), "{text}"),
-                    _ => assert!(is_number(number), "{text}"),
-                }
+    fn text_bounds_by_prefix_keys_equal_plain_min_max() {
+        // Short alphabets make equal prefixes, shared prefixes and zero bytes common.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut texts: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..5_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 12) as usize;
+            texts.push(
+                (0..len)
+                    .map(|i| [0u8, b'a', b'b'][((x >> (8 + 2 * i)) % 3) as usize])
+                    .collect(),
+            );
+        }
+        let mut c = ColumnInfer::new("t".into(), true);
+        let mut buf = Vec::new();
+        for (k, t) in texts.iter().enumerate() {
+            // Alternately through the slice API and the whole-buffer API.
+            if k % 2 == 0 {
+                c.text(t);
+            } else {
+                buf.clear();
+                buf.extend_from_slice(t);
+                buf.extend_from_slice(b"zzzzzzzz");
+                let key = prefix_key_at(&buf, 0, t.len());
+                assert_eq!(key, prefix_key(t));
+                c.text_bounds_keyed(t, key);
             }
         }
-        assert_eq!(json_number_end(b"12,", 0), None);
+        let lo = texts.iter().min().unwrap();
+        let hi = texts.iter().max().unwrap();
+        let b = c.str_bounds.as_ref().unwrap();
+        assert_eq!((&b.lo, &b.hi), (lo, hi));
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! Nested objects and arrays are reported, so the caller falls back to arrow-json's own
 //! inference (which gives them Struct/List types).
 
-use crate::infer::{Columns, json_number_end};
+use crate::infer::Columns;
 use crate::locator::StatsColumns;
+use crate::numbers::json_number_end;
 use crate::scan::{json_string_scan, skip_ws};
 
 /// Why an object could not be scanned.
@@ -99,11 +100,10 @@ pub(crate) fn scan_object_in(
                 pos = end;
             }
             Some(b'-' | b'0'..=b'9')
-                if !col.tracks()
-                    && let Some((end, kind)) = json_number_end(full, pos)
+                if let Some((end, kind)) = json_number_end(full, pos)
                     && end <= data.len() =>
             {
-                col.untracked_number(kind);
+                col.known_number(full, pos, end, kind, None);
                 pos = end;
             }
             Some(b'-' | b'0'..=b'9') => {
