@@ -135,7 +135,36 @@ impl<'a> TagColumn<'a> {
                 let data = a.value_data();
                 let span = |i: usize| offsets[i] as usize..offsets[i + 1] as usize;
                 let key = &data[span(start)];
+                let k = key.len();
                 let mut i = start + 1;
+                // A few rows one by one: short runs (devices interleaved) end here.
+                let first = (start + 16).min(limit);
+                while i < first && same_bytes(&data[span(i)], key) {
+                    i += 1;
+                }
+                if i < first {
+                    return i;
+                }
+                // Then whole blocks of rows: a block continues the run when its offsets step
+                // by the key's length and its bytes are the key repeated.
+                const BLOCK: usize = 64;
+                let repeated = if k <= 256 {
+                    key.repeat(BLOCK)
+                } else {
+                    Vec::new()
+                };
+                while k <= 256 && i + BLOCK <= limit {
+                    let o = &offsets[i..=i + BLOCK];
+                    let base = o[0] as usize;
+                    let stepped = o
+                        .iter()
+                        .enumerate()
+                        .fold(true, |ok, (j, &x)| ok & (x as usize == base + j * k));
+                    if !stepped || data[base..base + BLOCK * k] != repeated[..] {
+                        break;
+                    }
+                    i += BLOCK;
+                }
                 while i < limit && same_bytes(&data[span(i)], key) {
                     i += 1;
                 }
@@ -228,9 +257,9 @@ pub(crate) fn append(
         }
         match values {
             Values::Boolean(v) => {
-                let arr = a.as_boolean();
+                let bits = a.as_boolean().values();
                 for s in &spans {
-                    v.extend(s.clone().map(|i| arr.value(i)));
+                    v.extend(bits.slice(s.start, s.len()).iter());
                 }
             }
             Values::Int32(v) => {
@@ -305,6 +334,23 @@ mod tests {
         let ends: Vec<usize> = [0, 2, 4].iter().map(|&s| t.run_end(s, 5)).collect();
         assert_eq!(ends, [2, 4, 5]);
         assert_eq!(TagColumn::Null.run_end(1, 7), 7);
+        // Runs longer than a block, ending inside or at the edge of one.
+        for (len, total) in [(64, 64), (65, 300), (200, 200), (128, 129), (1000, 1000)] {
+            let v: Vec<String> = (0..total)
+                .map(|i| {
+                    if i < len {
+                        "dev".into()
+                    } else {
+                        format!("d{i}")
+                    }
+                })
+                .collect();
+            let a = arrow_array::StringArray::from(v);
+            assert_eq!(TagColumn::new(Some(&a)).run_end(0, total), len);
+            assert_eq!(TagColumn::new(Some(&a)).run_end(1, total), len);
+        }
+        let e = arrow_array::StringArray::from(vec![""; 150]);
+        assert_eq!(TagColumn::new(Some(&e)).run_end(0, 150), 150);
         assert!(same_bytes(b"", b""));
         assert!(!same_bytes(b"abcdefgh1", b"abcdefgh2"));
         assert!(!same_bytes(b"1bcdefghi", b"2bcdefghi"));

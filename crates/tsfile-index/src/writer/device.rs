@@ -110,17 +110,28 @@ impl Device {
             + self.series.values().map(Series::memory).sum::<usize>()
     }
 
-    /// Checks that `times` continue the device (or `series`) strictly ascending.
-    pub(crate) fn check_times(
-        &self,
-        series: Option<&str>,
-        times: impl IntoIterator<Item = i64>,
-    ) -> WriteResult<()> {
+    /// Checks that the times of `parts` (in order) continue the device (or `series`)
+    /// strictly ascending.
+    pub(crate) fn check_times(&self, series: Option<&str>, parts: &[&[i64]]) -> WriteResult<()> {
         let last = match series {
             None => self.last_time,
             Some(name) => self.series.get(name).and_then(|s| s.last_time),
         };
-        let mut times = times.into_iter();
+        // The usual answer, in a loop without early exit that the compiler vectorises.
+        let mut prev = last;
+        let mut ascending = true;
+        for part in parts {
+            if let (Some(&head), Some(&tail)) = (part.first(), part.last()) {
+                ascending &= prev.is_none_or(|p| head > p)
+                    && part.windows(2).fold(true, |ok, w| ok & (w[0] < w[1]));
+                prev = Some(tail);
+            }
+        }
+        if ascending {
+            return Ok(());
+        }
+        // Find the first offending time for the message.
+        let mut times = parts.iter().flat_map(|p| p.iter().copied());
         let Some(mut p) = last.or_else(|| times.next()) else {
             return Ok(());
         };

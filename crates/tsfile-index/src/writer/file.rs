@@ -238,10 +238,10 @@ impl TsFileWriter {
         }
         // Check every device before buffering anything.
         for (id, runs) in &order {
-            let t = runs.iter().flat_map(|r| times[r.clone()].iter().copied());
+            let t: Vec<&[i64]> = runs.iter().map(|r| &times[r.clone()]).collect();
             match self.devices.get(id) {
-                Some(d) => d.check_times(None, t)?,
-                None => Device::new(id.clone(), true).check_times(None, t)?,
+                Some(d) => d.check_times(None, &t)?,
+                None => Device::new(id.clone(), true).check_times(None, &t)?,
             }
         }
         let fields: Vec<&MeasurementSchema> = schema
@@ -355,7 +355,7 @@ impl TsFileWriter {
         let rows = std::slice::from_ref(&all);
         let before = dev.memory();
         if aligned {
-            dev.check_times(None, times.iter().copied())?;
+            dev.check_times(None, &[times])?;
             dev.times.extend_from_slice(times);
             dev.last_time = dev.times.last().copied();
             for m in &measurements {
@@ -390,7 +390,7 @@ impl TsFileWriter {
                 if !dev.series.contains_key(&m.name) {
                     dev.series.insert(m.name.clone(), Series::new(m.clone()));
                 }
-                dev.check_times(Some(&m.name), present.iter().copied())?;
+                dev.check_times(Some(&m.name), &[&present])?;
             }
             for (m, a) in cols {
                 let Some(a) = a else { continue };
