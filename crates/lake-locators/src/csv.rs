@@ -20,7 +20,7 @@ use crate::scan::{
     FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, skip_records,
     zero_bytes,
 };
-use crate::window::{MaskCache, Masks, NoWindow, Window};
+use crate::window::{CSV, MaskCache, Masks, NoWindow, Window};
 
 /// The locator of the delimited formats.
 #[derive(Debug, Clone, Copy, Default)]
@@ -367,7 +367,7 @@ fn record_in_window(
 
 /// The indexing loop, generic over how window masks are computed.
 #[inline(always)]
-fn index_with<W: Window>(
+fn index_with<W: Window<CSV>>(
     path: &Path,
     data: &[u8],
     options: &IndexOptions,
@@ -384,7 +384,7 @@ fn index_with<W: Window>(
     let mut row = 0u64;
     let mut scratch = Vec::new();
     let mut cuts = [0usize; MAX_CUTS];
-    let mut cache = MaskCache::new();
+    let mut cache = MaskCache::<CSV>::new();
     let mut pos = skip_empty_lines(data, h.body);
     // A countdown instead of `row % stride`: a 64-bit division per row is measurable here.
     let mut until_checkpoint = 0u64;
@@ -403,7 +403,7 @@ fn index_with<W: Window>(
         }
         // Most records are short and hold no quote: their fields and number shapes come
         // from the window masks at the record start.
-        let window = match cache.window::<W>(data, pos, h.delim) {
+        let window = match cache.window::<W>(data, pos, h.delim).map(Masks::csv) {
             Some(m) => record_in_window(path, h.format, data, pos, &m, &mut cols.cols)?,
             None => None,
         };

@@ -14,8 +14,8 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::locator::{ColumnStats, Stats, StatsColumns};
 use crate::numbers::{
-    NumberKind, decimal_value_at, int_value_at, is_bool, is_i64_text, is_number, number_kind,
-    parse_i64, word_at,
+    NumberKind, decimal_value_at, int_value_at, is_bool, is_i64_text, is_number, masked_number,
+    number_kind, parse_i64, word_at,
 };
 
 /// Type and statistics accumulator of one column.
@@ -407,30 +407,8 @@ impl ColumnInfer {
             return;
         }
         if self.may_be_number() {
-            let field = ((1u64 << t) - 1) & !((1u64 << s) - 1);
-            let neg = data[start] == b'-';
-            let mut nd = non_digit & field;
-            if neg {
-                nd &= !(1u64 << s);
-            }
-            // The digits, and the dot when there is one.
-            let body = t - s - u32::from(neg);
-            let kind = if nd == 0 {
-                if (1..=18).contains(&body) {
-                    NumberKind::Int
-                } else {
-                    NumberKind::Unknown
-                }
-            } else if nd & (nd - 1) == 0
-                && data[base + nd.trailing_zeros() as usize] == b'.'
-                && body >= 2
-            {
-                NumberKind::Decimal
-            } else {
-                NumberKind::Unknown
-            };
+            let (kind, dot) = masked_number(data, base, s, t, non_digit);
             if kind != NumberKind::Unknown {
-                let dot = base + nd.trailing_zeros() as usize;
                 self.known_number(data, start, end, kind, Some(dot));
                 return;
             }

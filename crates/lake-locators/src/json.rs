@@ -18,6 +18,7 @@ use crate::csv::finish_blocks;
 use crate::error::{Error, Result};
 use crate::infer::{Columns, null_to_utf8};
 use crate::jsontok::{ObjError, scan_object_in};
+use crate::jsonwin::compact_line;
 use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
@@ -28,6 +29,8 @@ use crate::scan::{
     FileBytes, array_next, bom_len, check_utf8, check_utf8_at, json_value_end, skip_ws,
 };
 use crate::stats::StatsBuilder;
+use crate::window::json_class::{HIGH, NEWLINE};
+use crate::window::{JSON, MaskCache, NoWindow, Window};
 
 /// The locator of the JSON family.
 #[derive(Debug, Clone, Copy, Default)]
@@ -113,6 +116,64 @@ fn syntax(path: &Path, format: &'static str, at: usize, msg: &str, row: u64) -> 
 
 /// One indexing pass.
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileIndex> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("popcnt")
+    {
+        // SAFETY: the CPU has AVX2, BMI1 and POPCNT, checked just above.
+        return unsafe { index_avx2(path, data, options) };
+    }
+    index_with::<NoWindow>(path, data, options)
+}
+
+/// [`index_with`] compiled with AVX2, BMI1 and POPCNT enabled, over AVX2 window masks.
+///
+/// # Safety
+/// The CPU must support AVX2, BMI1 and POPCNT.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,popcnt")]
+unsafe fn index_avx2(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileIndex> {
+    index_with::<crate::window::Avx2Window>(path, data, options)
+}
+
+/// Scans one row value of `data` (a prefix of `full`) from `start` into `cols`; returns the
+/// value's end. After the first nested value (`nested` set) values are only delimited: the
+/// schema then comes from arrow-json's inference.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn observe_value(
+    path: &Path,
+    format: &'static str,
+    data: &[u8],
+    full: &[u8],
+    start: usize,
+    row: u64,
+    cols: &mut Columns,
+    wanted: &StatsColumns,
+    nested: &mut bool,
+) -> Result<usize> {
+    if !*nested {
+        match scan_object_in(data, full, start, cols, wanted) {
+            Ok(end) => return Ok(end),
+            Err(ObjError::Nested(_)) => *nested = true,
+            Err(ObjError::Syntax(at, msg)) => return Err(syntax(path, format, at, msg, row)),
+        }
+    }
+    if data.get(start) != Some(&b'{') {
+        return Err(syntax(path, format, start, "expected an object", row));
+    }
+    json_value_end(data, start)
+        .ok_or_else(|| syntax(path, format, data.len(), "object never closes", row))
+}
+
+/// The indexing pass, generic over how window masks are computed (line files only).
+#[inline(always)]
+fn index_with<W: Window<JSON>>(
+    path: &Path,
+    data: &[u8],
+    options: &IndexOptions,
+) -> Result<FileIndex> {
     check_stride(path, options)?;
     let lay = layout(path, data);
     let format = lay.format();
@@ -143,22 +204,7 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileI
             });
         }
     };
-    // Scans one row value in `data` from `start`; the value's end.
     let full = data;
-    let mut observe = |data: &[u8], start: usize, row: u64| -> Result<usize> {
-        if !nested {
-            match scan_object_in(data, full, start, &mut cols, wanted) {
-                Ok(end) => return Ok(end),
-                Err(ObjError::Nested(_)) => nested = true,
-                Err(ObjError::Syntax(at, msg)) => return Err(syntax(path, format, at, msg, row)),
-            }
-        }
-        if data.get(start) != Some(&b'{') {
-            return Err(syntax(path, format, start, "expected an object", row));
-        }
-        json_value_end(data, start)
-            .ok_or_else(|| syntax(path, format, data.len(), "object never closes", row))
-    };
     match lay {
         Layout::Lines => {
             let mut pos = bom_len(data);
@@ -170,7 +216,27 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileI
             const ASCII_BLOCK: usize = 1 << 16;
             let mut ascii_to = 0;
             let mut lines_to = 0;
-            while let Some((s, end)) = next_line(data, pos) {
+            let mut cache = MaskCache::<JSON>::new();
+            loop {
+                // Short compact lines are read from the window masks at their start.
+                if !nested && let Some(m) = cache.window::<W>(data, pos, 0) {
+                    // The line's non-ASCII bytes are checked first, as the general path does.
+                    if m[NEWLINE] != 0 {
+                        let e = m[NEWLINE].trailing_zeros();
+                        if m[HIGH] & ((1u64 << e) - 1) != 0 {
+                            check_utf8_at(path, format, data, pos, pos + e as usize)?;
+                        }
+                    }
+                    if let Some(nl) = compact_line(data, pos, &m, &mut cols, wanted) {
+                        checkpoint(&mut blocks, rows, pos);
+                        rows += 1;
+                        pos = nl + 1;
+                        continue;
+                    }
+                }
+                let Some((s, end)) = next_line(data, pos) else {
+                    break;
+                };
                 if end > ascii_to {
                     if end > lines_to {
                         let block_end = (s + ASCII_BLOCK).min(data.len()).max(end);
@@ -186,7 +252,17 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileI
                 }
                 checkpoint(&mut blocks, rows, s);
                 let line = &data[..end];
-                let v_end = observe(line, s, rows)?;
+                let v_end = observe_value(
+                    path,
+                    format,
+                    line,
+                    full,
+                    s,
+                    rows,
+                    &mut cols,
+                    wanted,
+                    &mut nested,
+                )?;
                 if skip_ws(line, v_end) != end {
                     return Err(syntax(
                         path,
@@ -219,7 +295,18 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileI
                         return Err(never_closes(rows));
                     }
                     checkpoint(&mut blocks, rows, p);
-                    let end = observe(data, p, rows).map_err(|e| match e {
+                    let end = observe_value(
+                        path,
+                        format,
+                        data,
+                        full,
+                        p,
+                        rows,
+                        &mut cols,
+                        wanted,
+                        &mut nested,
+                    )
+                    .map_err(|e| match e {
                         Error::Malformed {
                             offset: Some(at), ..
                         } if at >= data.len() as u64 => never_closes(rows),
@@ -496,6 +583,104 @@ impl Iterator for JsonBatches {
             Err(e) => {
                 self.remaining = 0;
                 Some(Err(e))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Random JSON-lines files mixing compact flat objects (the window path) with every
+    /// shape it must hand over: both paths must give the same index, or the same error.
+    #[test]
+    fn window_path_equals_the_portable_path() {
+        const KEYS: &[&str] = &["id", "code", "v", "x", "a b", "k\\\"q", "\u{e9}", "seven77"];
+        const VALUES: &[&str] = &[
+            "0",
+            "-7",
+            "123456789012345678",
+            "1234567890123456789",
+            "9999999999999999999",
+            "-8673.29",
+            "1.",
+            "-.5",
+            "2909.6900000000005",
+            "1e5",
+            "-0.0",
+            "01",
+            "-",
+            "1.2.3",
+            "\"abc\"",
+            "\"a,b:}{[\"",
+            "\"x\\\"y\"",
+            "\"\"",
+            "\"\u{e9}t\u{e9}\"",
+            "true",
+            "false",
+            "null",
+            "tru",
+            "{\"n\":1}",
+            "[1,2]",
+            "\"0123456789012345678901234567890123456789\"",
+        ];
+        let mut x: u64 = 0x0123_4567_89ab_cdef;
+        let mut next = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        for case in 0..300 {
+            let mut text = String::new();
+            for _ in 0..next(60) {
+                let members = next(5);
+                let spaced = next(6) == 0;
+                let mut line = String::from("{");
+                for (m, &usual) in KEYS.iter().enumerate().take(members) {
+                    if m > 0 {
+                        line.push_str(if spaced { ", " } else { "," });
+                    }
+                    // Mostly one key order and number-only values, as in real files.
+                    let key = if next(8) == 0 {
+                        KEYS[next(KEYS.len())]
+                    } else {
+                        usual
+                    };
+                    let value = if case % 2 == 0 && next(4) != 0 {
+                        VALUES[next(3)]
+                    } else {
+                        VALUES[next(VALUES.len())]
+                    };
+                    line.push_str(&format!(
+                        "\"{key}\":{}{value}",
+                        if spaced { " " } else { "" }
+                    ));
+                }
+                line.push('}');
+                match next(60) {
+                    0 => line.pop().map(drop).unwrap_or(()),
+                    1 => line.push_str(" x"),
+                    2 => line = format!("  {line}"),
+                    _ => {}
+                }
+                text.push_str(&line);
+                text.push_str(["\n", "\r\n", "\n\n", "\n \n"][next(4)]);
+            }
+            if next(2) == 0 {
+                text.pop();
+            }
+            let path = Path::new("t.ndjson");
+            for stats in [StatsColumns::None, StatsColumns::All] {
+                let options = IndexOptions { stride: 5, stats };
+                let fast = index_bytes(path, text.as_bytes(), &options);
+                let portable = index_with::<NoWindow>(path, text.as_bytes(), &options);
+                assert_eq!(
+                    format!("{fast:?}"),
+                    format!("{portable:?}"),
+                    "case {case}:\n{text}"
+                );
             }
         }
     }

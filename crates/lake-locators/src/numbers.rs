@@ -89,6 +89,42 @@ pub(crate) fn number_kind(data: &[u8], start: usize, end: usize) -> NumberKind {
     NumberKind::Unknown
 }
 
+/// The shape of the number `data[base + s..base + t]` (non-empty, `t` < 64) read off
+/// `non_digit`, the mask of the bytes from `base` on that are not ASCII digits: `Int` for
+/// `-?[0-9]{1,18}`, `Decimal` for digits with one `.` (and a digit), else `Unknown` — the
+/// answers of [`number_kind`], from bits already computed. Also the position of a
+/// `Decimal`'s dot.
+#[inline(always)]
+pub(crate) fn masked_number(
+    data: &[u8],
+    base: usize,
+    s: u32,
+    t: u32,
+    non_digit: u64,
+) -> (NumberKind, usize) {
+    let field = ((1u64 << t) - 1) & !((1u64 << s) - 1);
+    let neg = data[base + s as usize] == b'-';
+    let mut nd = non_digit & field;
+    if neg {
+        nd &= !(1u64 << s);
+    }
+    // The digits, and the dot when there is one.
+    let body = t - s - u32::from(neg);
+    let dot = base + nd.trailing_zeros() as usize;
+    let kind = if nd == 0 {
+        if (1..=18).contains(&body) {
+            NumberKind::Int
+        } else {
+            NumberKind::Unknown
+        }
+    } else if nd & (nd - 1) == 0 && data[dot] == b'.' && body >= 2 {
+        NumberKind::Decimal
+    } else {
+        NumberKind::Unknown
+    };
+    (kind, dot)
+}
+
 /// The end and kind of the JSON number starting at `data[start]` (a `-` or a digit) when it
 /// is recognised a word at a time: `-?[0-9]{1,18}` or a plain decimal within 24 bytes,
 /// followed by a byte that cannot continue a number (the byte-by-byte scan would stop there

@@ -1,14 +1,36 @@
-//! Byte-class bitmasks of a 64-byte window of a row-format file, one bit per byte: where the
-//! delimiters, line feeds and quotes are, which bytes are not ASCII digits and which are not
-//! ASCII at all. The delimited indexer finds a whole record's fields and classifies its
-//! numbers from these masks with a few bit operations per field, instead of reading each
-//! field again.
+//! Byte-class bitmasks of 64-byte windows of a row-format file, one bit per byte: where the
+//! delimiters (commas for JSON), line feeds, quotes and (for JSON) backslashes are, which
+//! bytes are not ASCII digits and which are not ASCII at all. The row indexers find a whole record's
+//! fields and classify its numbers from these masks with a few bit operations per field,
+//! instead of reading each field byte by byte.
 //!
 //! The masks come from a [`Window`] implementation chosen once per file: AVX2 where the CPU
-//! has it (two 32-byte compares per class), or [`NoWindow`], which yields none so that the
-//! caller keeps its portable word-at-a-time path.
+//! has it (two 32-byte compares per class), or [`NoWindow`], which computes none so that the
+//! caller keeps its portable word-at-a-time path. A class set is an array of `K` masks; its
+//! order is given by the `*_CLASSES` index constants below.
 
-/// The byte classes of `data[pos..pos + 64]`; bit k stands for byte `pos + k`.
+/// Number of classes of a delimited-text window.
+pub(crate) const CSV: usize = 5;
+/// Number of classes of a JSON-lines window.
+pub(crate) const JSON: usize = 6;
+
+/// Indices of the classes of a JSON-lines window ([`JSON`] of them).
+pub(crate) mod json_class {
+    /// `"`.
+    pub(crate) const QUOTE: usize = 0;
+    /// `\`.
+    pub(crate) const BACKSLASH: usize = 1;
+    /// `\n`.
+    pub(crate) const NEWLINE: usize = 2;
+    /// `,`.
+    pub(crate) const COMMA: usize = 3;
+    /// Every byte other than `0`–`9`.
+    pub(crate) const NON_DIGIT: usize = 4;
+    /// Bytes with the high bit set (not ASCII).
+    pub(crate) const HIGH: usize = 5;
+}
+
+/// The classes of a delimited-text window, by name.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Masks {
     /// The delimiter byte.
@@ -24,91 +46,109 @@ pub(crate) struct Masks {
 }
 
 impl Masks {
-    /// The masks computed one byte at a time: the reference the vector versions are tested
-    /// against.
-    #[cfg(test)]
-    pub(crate) fn bytewise(window: &[u8], delim: u8) -> Masks {
-        let mut m = Masks {
-            delim: 0,
-            newline: 0,
-            quote: 0,
-            non_digit: 0,
-            high: 0,
-        };
-        for (k, &b) in window.iter().take(64).enumerate() {
-            let bit = 1u64 << k;
-            m.delim |= if b == delim { bit } else { 0 };
-            m.newline |= if b == b'\n' { bit } else { 0 };
-            m.quote |= if b == b'"' { bit } else { 0 };
-            m.non_digit |= if b.is_ascii_digit() { 0 } else { bit };
-            m.high |= if b >= 0x80 { bit } else { 0 };
+    /// The named view of a [`CSV`] class array.
+    #[inline(always)]
+    pub(crate) fn csv(m: [u64; CSV]) -> Masks {
+        Masks {
+            delim: m[0],
+            newline: m[1],
+            quote: m[2],
+            non_digit: m[3],
+            high: m[4],
         }
-        m
     }
 }
 
-/// A way to compute the [`Masks`] of 64 bytes; the indexing loop is generic over it so
-/// that the vector version compiles into a loop of its own with the CPU feature enabled.
-pub(crate) trait Window {
+/// The class masks of up to 64 bytes computed one byte at a time: the reference the vector
+/// versions are tested against.
+#[cfg(test)]
+pub(crate) fn bytewise<const K: usize>(window: &[u8], delim: u8) -> [u64; K] {
+    let mut m = [0u64; K];
+    for (k, &b) in window.iter().take(64).enumerate() {
+        let classes = if K == CSV {
+            vec![
+                b == delim,
+                b == b'\n',
+                b == b'"',
+                !b.is_ascii_digit(),
+                b >= 0x80,
+            ]
+        } else {
+            vec![
+                b == b'"',
+                b == b'\\',
+                b == b'\n',
+                b == b',',
+                !b.is_ascii_digit(),
+                b >= 0x80,
+            ]
+        };
+        for (c, &hit) in classes.iter().enumerate() {
+            m[c] |= u64::from(hit) << k;
+        }
+    }
+    m
+}
+
+/// A way to compute the `K` class masks of 64 bytes; the indexing loops are generic over it
+/// so that the vector version compiles into a loop of its own with the CPU feature enabled.
+pub(crate) trait Window<const K: usize> {
     /// False for [`NoWindow`], which computes nothing.
     const ENABLED: bool;
 
-    /// The masks of `data[pos..pos + 64]`, which must be in bounds.
-    fn block(data: &[u8], pos: usize, delim: u8) -> Masks;
+    /// The masks of `data[pos..pos + 64]`, which must be in bounds (`delim` is the
+    /// delimiter of a delimited-text window).
+    fn block(data: &[u8], pos: usize, delim: u8) -> [u64; K];
 }
 
 /// Computes no masks: the caller takes its portable path for every record.
 pub(crate) struct NoWindow;
 
-impl Window for NoWindow {
+impl<const K: usize> Window<K> for NoWindow {
     const ENABLED: bool = false;
 
     #[inline(always)]
-    fn block(_: &[u8], _: usize, _: u8) -> Masks {
-        Masks::default()
+    fn block(_: &[u8], _: usize, _: u8) -> [u64; K] {
+        [0; K]
     }
 }
 
 /// Blocks of masks computed ahead in one tight loop.
 const CACHED_BLOCKS: usize = 64;
 
+/// How far ahead of the block being classified its bytes are prefetched.
+#[cfg(target_arch = "x86_64")]
+const PREFETCH_AHEAD: usize = 64 * CACHED_BLOCKS;
+
 /// The masks of up to [`CACHED_BLOCKS`] consecutive 64-byte blocks from `base`, computed in
 /// one pass ahead of the record loop. Computing a window's masks at each record start would
 /// chain every load to the previous record's line end; blocks at fixed addresses let the
 /// loads run ahead, and a window at any position is two blocks shifted together.
-pub(crate) struct MaskCache {
+pub(crate) struct MaskCache<const K: usize> {
     base: usize,
     blocks: usize,
-    delim: [u64; CACHED_BLOCKS],
-    newline: [u64; CACHED_BLOCKS],
-    quote: [u64; CACHED_BLOCKS],
-    non_digit: [u64; CACHED_BLOCKS],
-    high: [u64; CACHED_BLOCKS],
+    masks: [[u64; CACHED_BLOCKS]; K],
 }
 
-impl MaskCache {
+impl<const K: usize> MaskCache<K> {
     /// An empty cache.
     pub(crate) fn new() -> Self {
         MaskCache {
             base: 0,
             blocks: 0,
-            delim: [0; CACHED_BLOCKS],
-            newline: [0; CACHED_BLOCKS],
-            quote: [0; CACHED_BLOCKS],
-            non_digit: [0; CACHED_BLOCKS],
-            high: [0; CACHED_BLOCKS],
+            masks: [[0; CACHED_BLOCKS]; K],
         }
     }
 
     /// The masks of the 64 bytes at `pos`, or `None` when fewer than 64 bytes remain or `W`
     /// computes none.
     #[inline(always)]
-    pub(crate) fn window<W: Window>(
+    pub(crate) fn window<W: Window<K>>(
         &mut self,
         data: &[u8],
         pos: usize,
         delim: u8,
-    ) -> Option<Masks> {
+    ) -> Option<[u64; K]> {
         if !W::ENABLED {
             return None;
         }
@@ -121,40 +161,46 @@ impl MaskCache {
             off = 0;
         }
         let (k, o) = (off / 64, (off % 64) as u32);
+        let mut out = [0u64; K];
         if o == 0 {
-            return Some(Masks {
-                delim: self.delim[k],
-                newline: self.newline[k],
-                quote: self.quote[k],
-                non_digit: self.non_digit[k],
-                high: self.high[k],
-            });
+            for (c, m) in out.iter_mut().zip(&self.masks) {
+                *c = m[k];
+            }
+        } else {
+            // `off + 64 <= blocks * 64` with `o > 0` puts block `k + 1` in the cache.
+            for (c, m) in out.iter_mut().zip(&self.masks) {
+                *c = (m[k] >> o) | (m[k + 1] << (64 - o));
+            }
         }
-        // `off + 64 <= blocks * 64` with `o > 0` puts block `k + 1` in the cache.
-        let join = |m: &[u64; CACHED_BLOCKS]| (m[k] >> o) | (m[k + 1] << (64 - o));
-        Some(Masks {
-            delim: join(&self.delim),
-            newline: join(&self.newline),
-            quote: join(&self.quote),
-            non_digit: join(&self.non_digit),
-            high: join(&self.high),
-        })
+        Some(out)
     }
 
     #[inline(always)]
-    fn refill<W: Window>(&mut self, data: &[u8], pos: usize, delim: u8) {
+    fn refill<W: Window<K>>(&mut self, data: &[u8], pos: usize, delim: u8) {
         let blocks = (data.len().saturating_sub(pos) / 64).min(CACHED_BLOCKS);
         self.base = pos;
         self.blocks = blocks;
         for b in 0..blocks {
             let m = W::block(data, pos + 64 * b, delim);
-            self.delim[b] = m.delim;
-            self.newline[b] = m.newline;
-            self.quote[b] = m.quote;
-            self.non_digit[b] = m.non_digit;
-            self.high[b] = m.high;
+            for (c, &bits) in self.masks.iter_mut().zip(&m) {
+                c[b] = bits;
+            }
         }
     }
+}
+
+/// The inside of quoted strings: for every quote bit, the bits from it up to (not
+/// including) the next quote bit are set (a prefix XOR of the quote mask).
+#[inline(always)]
+pub(crate) fn inside_quotes(quotes: u64) -> u64 {
+    let mut x = quotes;
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    x
 }
 
 /// AVX2 masks. Only used from functions compiled with `#[target_feature(enable = "avx2")]`
@@ -162,53 +208,109 @@ impl MaskCache {
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Avx2Window;
 
+/// The 64 bits of one per-byte test over both 32-byte halves of a block.
 #[cfg(target_arch = "x86_64")]
-impl Window for Avx2Window {
-    const ENABLED: bool = true;
-
-    #[inline(always)]
-    fn block(data: &[u8], pos: usize, delim: u8) -> Masks {
-        use std::arch::x86_64::{
-            __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_min_epu8, _mm256_movemask_epi8,
-            _mm256_set1_epi8, _mm256_sub_epi8,
+macro_rules! both {
+    ($lo:ident, $hi:ident, $v:ident => $test:expr) => {{
+        use std::arch::x86_64::_mm256_movemask_epi8;
+        let l = {
+            let $v = $lo;
+            _mm256_movemask_epi8($test) as u32
         };
+        let h = {
+            let $v = $hi;
+            _mm256_movemask_epi8($test) as u32
+        };
+        u64::from(l) | (u64::from(h) << 32)
+    }};
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Avx2Window {
+    /// The two halves of `data[pos..pos + 64]`, with a prefetch of the bytes 4 KiB ahead.
+    #[inline(always)]
+    fn load(data: &[u8], pos: usize) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i) {
+        use std::arch::x86_64::{__m256i, _MM_HINT_T0, _mm_prefetch, _mm256_loadu_si256};
         let bytes = &data[pos..pos + 64];
+        // The hardware prefetcher stops at page boundaries; a software prefetch one cache
+        // of blocks ahead keeps the stream of a memory-mapped file flowing.
+        if let Some(ahead) = data.get(pos + PREFETCH_AHEAD) {
+            // SAFETY: a prefetch hint of an address inside `data`; it never faults.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(ahead).cast::<i8>()) };
+        }
         // SAFETY: `bytes` holds 64 bytes, read as two unaligned 32-byte vectors; callers only
         // reach this impl on CPUs with AVX2 (checked at run time before the generic loop is
         // entered through an `avx2` target-feature function).
         unsafe {
-            let lo = _mm256_loadu_si256(bytes.as_ptr().cast::<__m256i>());
-            let hi = _mm256_loadu_si256(bytes.as_ptr().add(32).cast::<__m256i>());
-            // The 64 bits of one per-byte test over both halves.
-            macro_rules! both {
-                ($v:ident => $test:expr) => {{
-                    let l = {
-                        let $v = lo;
-                        _mm256_movemask_epi8($test) as u32
-                    };
-                    let h = {
-                        let $v = hi;
-                        _mm256_movemask_epi8($test) as u32
-                    };
-                    u64::from(l) | (u64::from(h) << 32)
-                }};
-            }
+            (
+                _mm256_loadu_si256(bytes.as_ptr().cast::<__m256i>()),
+                _mm256_loadu_si256(bytes.as_ptr().add(32).cast::<__m256i>()),
+            )
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Window<CSV> for Avx2Window {
+    const ENABLED: bool = true;
+
+    #[inline(always)]
+    fn block(data: &[u8], pos: usize, delim: u8) -> [u64; CSV] {
+        use std::arch::x86_64::{
+            _mm256_cmpeq_epi8, _mm256_min_epu8, _mm256_set1_epi8, _mm256_sub_epi8,
+        };
+        let (lo, hi) = Self::load(data, pos);
+        // SAFETY: register-only AVX2 operations, on CPUs with AVX2 (see `load`).
+        unsafe {
             let d = _mm256_set1_epi8(delim as i8);
             let n = _mm256_set1_epi8(b'\n' as i8);
             let q = _mm256_set1_epi8(b'"' as i8);
             let zero = _mm256_set1_epi8(b'0' as i8);
             let nine = _mm256_set1_epi8(9);
-            Masks {
-                delim: both!(v => _mm256_cmpeq_epi8(v, d)),
-                newline: both!(v => _mm256_cmpeq_epi8(v, n)),
-                quote: both!(v => _mm256_cmpeq_epi8(v, q)),
+            [
+                both!(lo, hi, v => _mm256_cmpeq_epi8(v, d)),
+                both!(lo, hi, v => _mm256_cmpeq_epi8(v, n)),
+                both!(lo, hi, v => _mm256_cmpeq_epi8(v, q)),
                 // A digit minus '0' is 0..=9, which an unsigned min with 9 leaves unchanged.
-                non_digit: !both!(v => {
+                !both!(lo, hi, v => {
                     let x = _mm256_sub_epi8(v, zero);
                     _mm256_cmpeq_epi8(_mm256_min_epu8(x, nine), x)
                 }),
-                high: both!(v => v),
-            }
+                both!(lo, hi, v => v),
+            ]
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Window<JSON> for Avx2Window {
+    const ENABLED: bool = true;
+
+    #[inline(always)]
+    fn block(data: &[u8], pos: usize, _: u8) -> [u64; JSON] {
+        use std::arch::x86_64::{
+            _mm256_cmpeq_epi8, _mm256_min_epu8, _mm256_set1_epi8, _mm256_sub_epi8,
+        };
+        let (lo, hi) = Self::load(data, pos);
+        // SAFETY: register-only AVX2 operations, on CPUs with AVX2 (see `load`).
+        unsafe {
+            let quote = _mm256_set1_epi8(b'"' as i8);
+            let backslash = _mm256_set1_epi8(b'\\' as i8);
+            let newline = _mm256_set1_epi8(b'\n' as i8);
+            let comma = _mm256_set1_epi8(b',' as i8);
+            let zero = _mm256_set1_epi8(b'0' as i8);
+            let nine = _mm256_set1_epi8(9);
+            [
+                both!(lo, hi, v => _mm256_cmpeq_epi8(v, quote)),
+                both!(lo, hi, v => _mm256_cmpeq_epi8(v, backslash)),
+                both!(lo, hi, v => _mm256_cmpeq_epi8(v, newline)),
+                both!(lo, hi, v => _mm256_cmpeq_epi8(v, comma)),
+                !both!(lo, hi, v => {
+                    let x = _mm256_sub_epi8(v, zero);
+                    _mm256_cmpeq_epi8(_mm256_min_epu8(x, nine), x)
+                }),
+                both!(lo, hi, v => v),
+            ]
         }
     }
 }
@@ -217,12 +319,42 @@ impl Window for Avx2Window {
 mod tests {
     use super::*;
 
+    #[cfg(target_arch = "x86_64")]
+    fn check<const K: usize>(data: &[u8], delim: u8)
+    where
+        Avx2Window: Window<K>,
+    {
+        let mut cache = MaskCache::<K>::new();
+        for pos in 0..data.len() - 64 {
+            let want = bytewise::<K>(&data[pos..], delim);
+            assert_eq!(Avx2Window::block(data, pos, delim), want, "at {pos}");
+            assert_eq!(
+                cache.window::<Avx2Window>(data, pos, delim),
+                Some(want),
+                "at {pos}"
+            );
+        }
+        // Windows out of order and across refills agree too.
+        for pos in (0..data.len() - 64).rev().step_by(37) {
+            let want = bytewise::<K>(&data[pos..], delim);
+            assert_eq!(
+                cache.window::<Avx2Window>(data, pos, delim),
+                Some(want),
+                "at {pos}"
+            );
+        }
+        assert_eq!(
+            cache.window::<Avx2Window>(data, data.len() - 63, delim),
+            None
+        );
+    }
+
     #[test]
     fn vector_masks_equal_bytewise_masks() {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             let mut x: u64 = 0x1234_5678_9abc_def1;
-            let alphabet = b",;\n\"09/:-.a\xc3\xa9\x80\xff\t";
+            let alphabet = b",;\n\"09/:-.a\xc3\xa9\x80\xff\t\\{}[] \r";
             let data: Vec<u8> = (0..4096)
                 .map(|_| {
                     x ^= x << 13;
@@ -232,32 +364,17 @@ mod tests {
                 })
                 .collect();
             for delim in [b',', b'\t', b';'] {
-                let mut cache = MaskCache::new();
-                for pos in 0..data.len() - 64 {
-                    let want = Masks::bytewise(&data[pos..], delim);
-                    assert_eq!(Avx2Window::block(&data, pos, delim), want, "at {pos}");
-                    assert_eq!(
-                        cache.window::<Avx2Window>(&data, pos, delim),
-                        Some(want),
-                        "at {pos}"
-                    );
-                }
-                // Windows out of order and across refills agree too.
-                for pos in (0..data.len() - 64).rev().step_by(37) {
-                    let want = Masks::bytewise(&data[pos..], delim);
-                    assert_eq!(
-                        cache.window::<Avx2Window>(&data, pos, delim),
-                        Some(want),
-                        "at {pos}"
-                    );
-                }
-                assert_eq!(
-                    cache.window::<Avx2Window>(&data, data.len() - 63, delim),
-                    None
-                );
+                check::<CSV>(&data, delim);
             }
+            check::<JSON>(&data, 0);
         }
-        let mut cache = MaskCache::new();
+        let mut cache = MaskCache::<CSV>::new();
         assert_eq!(cache.window::<NoWindow>(&[0; 100], 0, b','), None);
+    }
+
+    #[test]
+    fn prefix_xor_marks_string_insides() {
+        let q = 0b1000_0100_0010_0001u64;
+        assert_eq!(inside_quotes(q), 0b0111_1100_0001_1111);
     }
 }
