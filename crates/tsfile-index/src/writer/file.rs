@@ -250,15 +250,14 @@ impl TsFileWriter {
             .filter(|c| c.category == ColumnCategory::Field)
             .map(|c| &c.schema)
             .collect();
-        // Every device's rows go to its buffers first; then the full pages of all of them are
-        // encoded together, on parallel threads (when pages are cut by the point count, at
-        // most one page of rows stays buffered per column afterwards).
-        let mut touched = std::collections::BTreeSet::new();
+        // The times of every device are buffered first; then every column of every device
+        // takes its new rows and encodes its full pages, on parallel threads (when pages are
+        // cut by the point count, at most one page of rows stays buffered per column).
+        let mut new_rows: BTreeMap<DeviceId, Vec<Range<usize>>> = BTreeMap::new();
         let mut before = 0;
         for (id, rows) in order {
-            touched.insert(id.clone());
             let dev = self.devices.entry(id.clone()).or_insert_with(|| {
-                let mut d = Device::new(id, true);
+                let mut d = Device::new(id.clone(), true);
                 for f in &fields {
                     d.series.insert(f.name.clone(), Series::new((*f).clone()));
                 }
@@ -270,36 +269,35 @@ impl TsFileWriter {
             for r in &rows {
                 dev.times.extend_from_slice(&times[r.clone()]);
             }
-            for f in &fields {
-                let Some(s) = dev.series.get_mut(&f.name) else {
-                    continue;
-                };
-                s.validity.reserve(n);
-                s.values.reserve(n);
-                match batch.column_by_name(&f.name) {
-                    Some(a) => conv::append(
-                        &mut s.values,
-                        a,
-                        &rows,
-                        f.data_type,
-                        Some(&mut s.validity),
-                        None,
-                    )?,
-                    None => s.validity.extend(std::iter::repeat_n(false, n)),
-                }
-            }
             if let Some(r) = rows.last() {
                 dev.last_time = Some(times[r.end - 1]);
             }
+            new_rows.insert(id, rows);
         }
-        let mut devs: Vec<&mut Device> = self
+        // Only FIELD columns are stored; a FIELD column missing from the batch is null.
+        let column = |name: &str| {
+            fields
+                .iter()
+                .any(|f| f.name == name)
+                .then(|| batch.column_by_name(name))
+                .flatten()
+        };
+        let mut devs: Vec<(&mut Device, Option<seal::NewRows<'_>>)> = self
             .devices
             .iter_mut()
-            .filter(|(id, _)| touched.contains(*id))
-            .map(|(_, d)| d)
+            .filter_map(|(id, d)| {
+                let rows = new_rows.get(id)?;
+                Some((
+                    d,
+                    Some(seal::NewRows {
+                        rows,
+                        column: &column,
+                    }),
+                ))
+            })
             .collect();
-        seal::seal_full_pages(&mut devs, &self.opts)?;
-        let after: usize = devs.iter().map(|d| d.memory()).sum();
+        seal::append_and_seal(&mut devs, &self.opts)?;
+        let after: usize = devs.iter().map(|(d, _)| d.memory()).sum();
         self.buffered = (self.buffered + after).saturating_sub(before);
         self.maybe_flush()
     }

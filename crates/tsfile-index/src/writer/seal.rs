@@ -1,22 +1,35 @@
-//! Encoding the pages of aligned devices on parallel threads: the time column and every
-//! value column of every device are independent jobs, handed out one at a time from a shared
-//! counter (the longest first) to the calling thread and its helpers, and their results are put
-//! back in job order, so the bytes never depend on the scheduling.
+//! Buffering and encoding the columns of aligned devices on parallel threads. The time
+//! column and every value column of every device are independent jobs: a value job appends
+//! its column's new rows to the series buffer, then encodes the pages that are full; the jobs
+//! are handed out one at a time from a shared counter (the longest first) to the calling
+//! thread and its helpers, and their results are put back in job order, so the bytes never
+//! depend on the scheduling.
 
 use std::ops::Range;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use arrow_array::ArrayRef;
 use tsfile_format::types::TSDataType;
 
+use super::arrow as conv;
 use super::chunk::{self, EncodedPage};
 use super::device::{Device, Series};
 use super::error::WriteResult;
 use super::file::codec_of;
 use super::options::WriterOptions;
 
-/// Rows below which the pages are encoded on the calling thread alone (a thread costs more
-/// than it saves there).
+/// Rows below which the jobs run on the calling thread alone (a thread costs more than it
+/// saves there).
 const PARALLEL_ROWS: usize = 4096;
+
+/// The new rows of one device for [`append_and_seal`]: the batch rows `rows` (whose times
+/// are already buffered) and the batch column of each series, `None` when the batch lacks it
+/// (the rows are null there).
+pub(crate) struct NewRows<'a> {
+    pub(crate) rows: &'a [Range<usize>],
+    pub(crate) column: &'a dyn Fn(&str) -> Option<&'a ArrayRef>,
+}
 
 /// Encodes the pages `pages` (row ranges of the buffered rows) of an aligned device: the
 /// time column first, then every series in measurement order.
@@ -26,117 +39,212 @@ pub(crate) fn encode_aligned(
     opts: &WriterOptions,
 ) -> WriteResult<Vec<Vec<EncodedPage>>> {
     let rows = pages.last().map_or(0, |r| r.end);
-    let jobs: Vec<Job<'_>> = jobs_of(dev, pages).collect();
-    parallel_map(&jobs, rows, |job| job.run(opts))
-        .into_iter()
-        .collect()
+    let jobs: Vec<(Option<&Series>, usize)> = std::iter::once(None)
+        .chain(dev.series.values().map(Some))
+        .map(|s| (s, rows * width(s.map(|s| s.schema.data_type))))
+        .collect();
+    parallel_map(jobs, rows, |(series, _)| match series {
+        None => chunk::time_pages(&dev.times, pages, opts),
+        Some(s) => chunk::value_pages(
+            codec_of(&s.schema),
+            &s.values,
+            &s.validity,
+            &dev.times,
+            pages,
+            opts,
+        ),
+    })
+    .into_iter()
+    .collect()
 }
 
 /// Encodes the complete pages of the aligned devices `devs` as soon as they are full, when
 /// pages are cut by the point count alone, so that at most one page of rows stays buffered
-/// per column. The pages of all devices are encoded in one parallel pass.
+/// per column.
 pub(crate) fn seal_full_pages(devs: &mut [&mut Device], opts: &WriterOptions) -> WriteResult<()> {
+    let mut devs: Vec<(&mut Device, Option<NewRows<'_>>)> =
+        devs.iter_mut().map(|d| (&mut **d, None)).collect();
+    append_and_seal(&mut devs, opts)
+}
+
+/// Appends the new rows of each device (their times are already buffered) to its series
+/// buffers, then encodes the complete pages as [`seal_full_pages`] does, every column of
+/// every device a job of one parallel pass.
+pub(crate) fn append_and_seal(
+    devs: &mut [(&mut Device, Option<NewRows<'_>>)],
+    opts: &WriterOptions,
+) -> WriteResult<()> {
     let max = opts.max_points_per_page.max(1);
-    // For each device to seal: its index in `devs` and the page ranges.
-    let plans: Vec<(usize, Vec<Range<usize>>)> = devs
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| {
-            d.aligned
-                && d.times.len() >= max
-                && chunk::points_only(d.series.values().map(|s| &s.values), opts)
-        })
-        .map(|(i, d)| {
-            let m = d.times.len() / max * max;
-            (i, (0..m).step_by(max).map(|s| s..s + max).collect())
-        })
-        .collect();
-    if plans.is_empty() {
+    let mut jobs: Vec<Job<'_>> = Vec::new();
+    // Per device with full pages: its index, the rows sealed, and the time job's index.
+    let mut sealed_times: Vec<(usize, usize, usize)> = Vec::new();
+    let mut plans: Vec<Vec<Range<usize>>> = Vec::with_capacity(devs.len());
+    for (dev, _) in devs.iter() {
+        let full = dev.aligned
+            && dev.times.len() >= max
+            && chunk::points_only(dev.series.values().map(|s| &s.values), opts);
+        let m = if full { dev.times.len() / max * max } else { 0 };
+        plans.push((0..m).step_by(max).map(|s| s..s + max).collect());
+    }
+    let mut rows_total = 0;
+    for (i, ((dev, new), pages)) in devs.iter_mut().zip(&plans).enumerate() {
+        rows_total += dev.times.len();
+        let times: &[i64] = &dev.times;
+        let rows = times.len();
+        if !pages.is_empty() {
+            sealed_times.push((i, pages.last().map_or(0, |r| r.end), jobs.len()));
+            jobs.push(Job {
+                times,
+                series: None,
+                append: Append::Nothing,
+                pages,
+                cost: rows * width(None),
+            });
+        }
+        for (name, s) in dev.series.iter_mut() {
+            let append = match new {
+                None => Append::Nothing,
+                Some(n) => match (n.column)(name) {
+                    Some(a) => Append::Rows(a, n.rows),
+                    None => Append::Nulls(n.rows.iter().map(ExactSizeIterator::len).sum()),
+                },
+            };
+            if pages.is_empty() && matches!(append, Append::Nothing) {
+                continue;
+            }
+            let cost = rows * width(Some(s.schema.data_type));
+            jobs.push(Job {
+                times,
+                series: Some(s),
+                append,
+                pages,
+                cost,
+            });
+        }
+    }
+    if jobs.is_empty() {
         return Ok(());
     }
-    let results: Vec<Vec<EncodedPage>> = {
-        let jobs: Vec<Job<'_>> = plans
-            .iter()
-            .flat_map(|(i, pages)| jobs_of(&*devs[*i], pages))
-            .collect();
-        let rows = plans.iter().map(|(i, _)| devs[*i].times.len()).sum();
-        parallel_map(&jobs, rows, |job| job.run(opts))
-            .into_iter()
-            .collect::<WriteResult<_>>()?
-    };
-    let mut results = results.into_iter();
-    for (i, pages) in &plans {
-        let dev = &mut *devs[*i];
-        let m = pages.last().map_or(0, |r| r.end);
-        dev.time_sealed.extend(results.next().unwrap_or_default());
+    let mut results: Vec<Vec<EncodedPage>> = parallel_map(jobs, rows_total, |j| j.run(opts))
+        .into_iter()
+        .collect::<WriteResult<_>>()?;
+    for (i, m, job) in sealed_times {
+        let dev = &mut *devs[i].0;
+        dev.time_sealed.append(&mut results[job]);
         dev.times.drain(..m);
-        for s in dev.series.values_mut() {
-            s.sealed.extend(results.next().unwrap_or_default());
-            let present = s.validity[..m].iter().filter(|p| **p).count();
-            s.values.drain_front(present);
-            s.validity.drain(..m);
-        }
     }
     Ok(())
 }
 
-/// One column of one device to encode: the time column (`series` = None) or a series.
+/// What a value job appends before encoding.
+enum Append<'a> {
+    Nothing,
+    /// Rows `.1` of the batch column `.0`.
+    Rows(&'a ArrayRef, &'a [Range<usize>]),
+    /// That many null rows (the batch lacks the column).
+    Nulls(usize),
+}
+
+/// One column of one device: the time column (`series` = None) or a series.
 struct Job<'a> {
-    dev: &'a Device,
-    series: Option<&'a Series>,
+    /// The device's buffered times (the new rows' included).
+    times: &'a [i64],
+    series: Option<&'a mut Series>,
+    append: Append<'a>,
+    /// The full pages to encode (row ranges of the buffered rows), possibly none.
     pages: &'a [Range<usize>],
+    /// A rough cost, to start the longest jobs first.
+    cost: usize,
 }
 
 impl Job<'_> {
-    fn run(&self, opts: &WriterOptions) -> WriteResult<Vec<EncodedPage>> {
-        match self.series {
-            None => chunk::time_pages(&self.dev.times, self.pages, opts),
-            Some(s) => chunk::value_pages(
-                codec_of(&s.schema),
-                &s.values,
-                &s.validity,
-                &self.dev.times,
-                self.pages,
-                opts,
-            ),
-        }
-    }
-
-    /// A rough cost, to start the longest jobs first: rows times the value width.
-    fn cost(&self) -> usize {
-        let rows = self.pages.last().map_or(0, |r| r.end);
-        let width = match self.series.map(|s| s.schema.data_type) {
-            None => 4,
-            Some(TSDataType::Boolean) => 1,
-            Some(TSDataType::Int32 | TSDataType::Date | TSDataType::Float) => 4,
-            Some(_) => 8,
+    /// The time job returns its pages; a value job keeps its pages in its series (and drops
+    /// the rows they hold from the buffers) and returns none.
+    fn run(self, opts: &WriterOptions) -> WriteResult<Vec<EncodedPage>> {
+        let Some(s) = self.series else {
+            return chunk::time_pages(self.times, self.pages, opts);
         };
-        rows * width
+        match self.append {
+            Append::Nothing => {}
+            Append::Rows(a, rows) => {
+                let n = rows.iter().map(ExactSizeIterator::len).sum();
+                s.validity.reserve(n);
+                s.values.reserve(n);
+                conv::append(
+                    &mut s.values,
+                    a,
+                    rows,
+                    s.schema.data_type,
+                    Some(&mut s.validity),
+                    None,
+                )?;
+            }
+            Append::Nulls(n) => s.validity.extend(std::iter::repeat_n(false, n)),
+        }
+        let Some(m) = self.pages.last().map(|r| r.end) else {
+            return Ok(Vec::new());
+        };
+        let pages = chunk::value_pages(
+            codec_of(&s.schema),
+            &s.values,
+            &s.validity,
+            self.times,
+            self.pages,
+            opts,
+        )?;
+        s.sealed.extend(pages);
+        let present = s.validity[..m].iter().filter(|p| **p).count();
+        s.values.drain_front(present);
+        s.validity.drain(..m);
+        Ok(Vec::new())
     }
 }
 
-/// The jobs of one device: its time column, then its series in measurement order.
-fn jobs_of<'a>(dev: &'a Device, pages: &'a [Range<usize>]) -> impl Iterator<Item = Job<'a>> {
-    std::iter::once(None)
-        .chain(dev.series.values().map(Some))
-        .map(move |series| Job { dev, series, pages })
+/// The bytes of a value of the column, as a rough relative cost (the time column is cheap to
+/// encode: its deltas are mostly equal).
+fn width(data_type: Option<TSDataType>) -> usize {
+    match data_type {
+        None => 4,
+        Some(TSDataType::Boolean) => 1,
+        Some(TSDataType::Int32 | TSDataType::Date | TSDataType::Float) => 4,
+        Some(_) => 8,
+    }
+}
+
+/// A job and its cost, for [`parallel_map`].
+trait Costed {
+    fn cost(&self) -> usize;
+}
+
+impl Costed for Job<'_> {
+    fn cost(&self) -> usize {
+        self.cost
+    }
+}
+
+impl<T> Costed for (T, usize) {
+    fn cost(&self) -> usize {
+        self.1
+    }
 }
 
 /// `f` over `jobs`, results in job order; on several threads (the calling one included)
 /// when there are enough rows to be worth it. Jobs are taken longest first.
-fn parallel_map<'a, R: Send>(
-    jobs: &[Job<'a>],
+fn parallel_map<J: Send + Costed, R: Send>(
+    jobs: Vec<J>,
     rows: usize,
-    f: impl Fn(&Job<'a>) -> R + Sync,
+    f: impl Fn(J) -> R + Sync,
 ) -> Vec<R> {
     let threads = std::thread::available_parallelism()
         .map_or(1, std::num::NonZeroUsize::get)
         .min(jobs.len());
     if threads < 2 || rows < PARALLEL_ROWS {
-        return jobs.iter().map(&f).collect();
+        return jobs.into_iter().map(&f).collect();
     }
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].cost()));
+    // Each job is taken exactly once, by whichever thread draws its number.
+    let slots: Vec<Mutex<Option<J>>> = jobs.into_iter().map(|j| Mutex::new(Some(j))).collect();
     let next = AtomicUsize::new(0);
     let work = || {
         let mut done = Vec::new();
@@ -145,7 +253,13 @@ fn parallel_map<'a, R: Send>(
             let Some(&i) = order.get(k) else {
                 break;
             };
-            done.push((i, f(&jobs[i])));
+            let job = slots[i]
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            if let Some(job) = job {
+                done.push((i, f(job)));
+            }
         }
         done
     };
