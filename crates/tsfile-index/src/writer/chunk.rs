@@ -262,21 +262,26 @@ fn assemble(
     empty_stats: Statistics,
 ) -> ChunkBytes {
     let multi = pages.len() > 1;
-    let mut body = Writer::new();
+    // The page headers first, to know the body's size; then header, page headers and page
+    // bytes go to the output once each.
     let mut statistics = empty_stats;
-    for page in pages {
+    let mut heads = Writer::new();
+    let mut ends = Vec::with_capacity(pages.len());
+    let mut data_size = 0;
+    for page in &pages {
         stats::merge(&mut statistics, &page.statistics);
         if page.is_empty() {
-            PageHeader::EMPTY.encode(&mut body);
-            continue;
+            PageHeader::EMPTY.encode(&mut heads);
+        } else {
+            PageHeader {
+                uncompressed_size: page.uncompressed,
+                compressed_size: page.data.len() as u32,
+                statistics: multi.then(|| page.statistics.clone()),
+            }
+            .encode(&mut heads);
         }
-        PageHeader {
-            uncompressed_size: page.uncompressed,
-            compressed_size: page.data.len() as u32,
-            statistics: multi.then_some(page.statistics),
-        }
-        .encode(&mut body);
-        body.write_bytes(&page.data);
+        ends.push(heads.len());
+        data_size += page.data.len();
     }
     let marker = match (kind, multi) {
         (ChunkKind::Time, false) => Marker::OnlyOnePageTimeChunkHeader,
@@ -289,14 +294,23 @@ fn assemble(
     let header = ChunkHeader {
         marker,
         measurement_id: codec.name.to_string(),
-        data_size: body.len() as u32,
+        data_size: (heads.len() + data_size) as u32,
         data_type: codec.data_type,
         compression: codec.compression,
         encoding: codec.encoding,
     };
-    let mut w = Writer::new();
+    let mut w = Writer::from_vec(Vec::with_capacity(64 + heads.len() + data_size));
     header.encode(&mut w);
-    w.write_bytes(body.as_bytes());
+    let heads = heads.as_bytes();
+    let mut start = 0;
+    for (page, end) in pages.iter().zip(ends) {
+        w.write_bytes(&heads[start..end]);
+        // An empty page is its header alone.
+        if !page.is_empty() {
+            w.write_bytes(&page.data);
+        }
+        start = end;
+    }
     ChunkBytes {
         bytes: w.into_inner(),
         statistics,

@@ -24,6 +24,9 @@ use super::index;
 use super::options::{Flavor, WriterOptions, encoding_is_writable};
 use super::seal;
 
+/// Writes of at least this many bytes bypass the output buffer (one copy fewer).
+const DIRECT_WRITE: usize = 64 * 1024;
+
 /// Writes one TsFile V4. Create it, register tables (table model) or series (tree model),
 /// write Arrow batches, then [`TsFileWriter::close`]. Dropping it without closing deletes the
 /// temporary file and leaves nothing under the final name.
@@ -80,11 +83,18 @@ impl TsFileWriter {
 
     fn emit(&mut self, bytes: &[u8]) -> WriteResult<()> {
         let out = self.out.as_mut().ok_or(WriteError::Closed)?;
-        out.write_all(bytes).map_err(|source| WriteError::Io {
+        let io = |source| WriteError::Io {
             action: "write",
             path: self.tmp_path.clone(),
             source,
-        })?;
+        };
+        if bytes.len() >= DIRECT_WRITE {
+            // A chunk this large goes to the file as it is rather than through the buffer.
+            out.flush().map_err(io)?;
+            out.get_mut().write_all(bytes).map_err(io)?;
+        } else {
+            out.write_all(bytes).map_err(io)?;
+        }
         self.pos += bytes.len() as u64;
         Ok(())
     }
