@@ -54,7 +54,7 @@ struct TextBounds {
 /// texts wherever they differ: `prefix_key(a) < prefix_key(b)` implies `a < b` (a shorter
 /// text padded with zeros sorts before any text it is a prefix of); equal keys say nothing.
 #[inline(always)]
-fn prefix_key(text: &[u8]) -> u64 {
+pub(crate) fn prefix_key(text: &[u8]) -> u64 {
     if let Some(head) = text.first_chunk::<8>() {
         return u64::from_be_bytes(*head);
     }

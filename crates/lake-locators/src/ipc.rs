@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use arrow_ipc::reader::{FileReader, StreamReader};
+use arrow_ipc::reader::{FileDecoder, FileReader, StreamReader};
 use arrow_schema::{DataType, Schema, SchemaRef};
 
 use crate::columnar::{self, Projection, Trim};
@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
+use crate::scan::FileBytes;
 use crate::stats::StatsBuilder;
 
 const FILE_FORMAT: &str = "arrow_ipc";
@@ -74,6 +75,8 @@ struct FooterBlock {
 /// What the footer of an IPC file lists.
 struct Footer {
     schema: SchemaRef,
+    /// The metadata version the footer declares (its messages must have the same).
+    version: arrow_ipc::MetadataVersion,
     blocks: Vec<FooterBlock>,
     dictionaries: Vec<FooterBlock>,
 }
@@ -218,6 +221,7 @@ fn read_footer(path: &Path, file: &File, len: u64) -> Result<Footer> {
     }
     Ok(Footer {
         schema,
+        version: footer.version(),
         blocks,
         dictionaries: dictionary_blocks,
     })
@@ -356,16 +360,47 @@ impl Locator for ArrowFileLocator {
                     Some(Default::default())
                 } else {
                     footer.check(path, &file, len, 0..footer.blocks.len())?;
-                    let reader = FileReader::try_new(BufReader::new(file), Some(cols.clone()))
-                        .map_err(|e| lib(path, FILE_FORMAT, e))?;
                     // The readers report the whole file schema; the batches hold the projection.
                     let projected = Arc::new(
                         schema
                             .project(&cols)
                             .map_err(|e| Error::Schema(e.to_string()))?,
                     );
-                    let batches = reader.map(|r| r.map_err(|e| lib(path, FILE_FORMAT, e)));
-                    Some(data_stats(&projected, &options.stats, batches)?)
+                    if footer.dictionaries.is_empty() {
+                        // Decoded straight from a memory map: the batches' buffers are
+                        // slices of the map, nothing is copied.
+                        let bytes = FileBytes::open(path)?.to_buffer();
+                        if bytes.len() as u64 != len {
+                            return Err(Error::malformed(
+                                path,
+                                FILE_FORMAT,
+                                "the file changed size while it was being indexed",
+                            ));
+                        }
+                        let decoder = FileDecoder::new(schema.clone(), footer.version)
+                            .with_projection(cols.clone());
+                        let batches = footer.blocks.iter().filter_map(|b| {
+                            let block = arrow_ipc::Block::new(
+                                b.offset as i64,
+                                b.meta_len as i32,
+                                b.body_len as i64,
+                            );
+                            let data = bytes.slice_with_length(
+                                b.offset as usize,
+                                (b.meta_len + b.body_len) as usize,
+                            );
+                            decoder
+                                .read_record_batch(&block, &data)
+                                .map_err(|e| lib(path, FILE_FORMAT, e))
+                                .transpose()
+                        });
+                        Some(data_stats(&projected, &options.stats, batches)?)
+                    } else {
+                        let reader = FileReader::try_new(BufReader::new(file), Some(cols.clone()))
+                            .map_err(|e| lib(path, FILE_FORMAT, e))?;
+                        let batches = reader.map(|r| r.map_err(|e| lib(path, FILE_FORMAT, e)));
+                        Some(data_stats(&projected, &options.stats, batches)?)
+                    }
                 }
             };
             Ok(FileIndex {

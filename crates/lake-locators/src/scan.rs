@@ -52,6 +52,21 @@ impl FileBytes {
     }
 }
 
+impl FileBytes {
+    /// The whole file as an Arrow buffer sharing the memory map (no copy).
+    pub(crate) fn to_buffer(&self) -> arrow_buffer::Buffer {
+        match &self.map {
+            Some(map) => {
+                let ptr = std::ptr::NonNull::from(&map[..]).cast::<u8>();
+                // SAFETY: `ptr` and the length describe the mapped bytes, which stay valid and
+                // unmodified (read-only map) while the `Arc` owner that the buffer keeps lives.
+                unsafe { arrow_buffer::Buffer::from_custom_allocation(ptr, map.len(), map.clone()) }
+            }
+            None => arrow_buffer::Buffer::from_vec(Vec::<u8>::new()),
+        }
+    }
+}
+
 impl Deref for FileBytes {
     type Target = [u8];
 

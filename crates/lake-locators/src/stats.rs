@@ -6,6 +6,7 @@ use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
 
+use crate::infer::prefix_key;
 use crate::locator::{ColumnStats, Stats, StatsColumns};
 
 /// Accumulates statistics over the batches of one file.
@@ -77,53 +78,88 @@ fn update_column(acc: &mut Acc, column: &dyn Array) {
     match acc {
         Acc::Int(bounds) => {
             if let Some(a) = column.as_primitive_opt::<Int64Type>() {
-                for v in a.iter().flatten() {
+                let values = a.values();
+                let fold = |(lo, hi): (i64, i64), v: i64| (lo.min(v), hi.max(v));
+                // Without nulls the fold runs over the plain slice (it vectorises).
+                let (lo, hi) = match a.nulls() {
+                    None => values.iter().fold((i64::MAX, i64::MIN), |b, &v| fold(b, v)),
+                    Some(n) => n
+                        .valid_indices()
+                        .fold((i64::MAX, i64::MIN), |b, i| fold(b, values[i])),
+                };
+                if lo <= hi {
                     *bounds = Some(match *bounds {
-                        None => (v, v),
-                        Some((lo, hi)) => (lo.min(v), hi.max(v)),
+                        None => (lo, hi),
+                        Some((l, h)) => (l.min(lo), h.max(hi)),
                     });
                 }
             }
         }
         Acc::Float(bounds) => {
             if let Some(a) = column.as_primitive_opt::<Float64Type>() {
-                for v in a.iter().flatten().filter(|v| !v.is_nan()) {
+                let values = a.values();
+                // `f64::min`/`max` return the other operand for a NaN: NaNs are ignored.
+                let fold = |(lo, hi): (f64, f64), v: f64| (lo.min(v), hi.max(v));
+                let start = (f64::INFINITY, f64::NEG_INFINITY);
+                let (lo, hi) = match a.nulls() {
+                    None => values.iter().fold(start, |b, &v| fold(b, v)),
+                    Some(n) => n.valid_indices().fold(start, |b, i| fold(b, values[i])),
+                };
+                if lo <= hi {
                     *bounds = Some(match *bounds {
-                        None => (v, v),
-                        Some((lo, hi)) => (lo.min(v), hi.max(v)),
+                        None => (lo, hi),
+                        Some((l, h)) => (l.min(lo), h.max(hi)),
                     });
                 }
             }
         }
         Acc::Str(bounds) => {
-            let mut fold = |v: &str| match bounds {
-                None => *bounds = Some((v.to_string(), v.to_string())),
-                Some((lo, hi)) => {
-                    if v < lo.as_str() {
-                        *lo = v.to_string();
-                    }
-                    if v > hi.as_str() {
-                        *hi = v.to_string();
+            let batch = match column.data_type() {
+                DataType::Utf8 => str_bounds(column.as_string::<i32>().iter().flatten()),
+                DataType::LargeUtf8 => str_bounds(column.as_string::<i64>().iter().flatten()),
+                DataType::Utf8View => str_bounds(column.as_string_view().iter().flatten()),
+                _ => None,
+            };
+            if let Some((lo, hi)) = batch {
+                match bounds {
+                    None => *bounds = Some((lo.to_string(), hi.to_string())),
+                    Some((l, h)) => {
+                        if lo < l.as_str() {
+                            *l = lo.to_string();
+                        }
+                        if hi > h.as_str() {
+                            *h = hi.to_string();
+                        }
                     }
                 }
-            };
-            match column.data_type() {
-                DataType::Utf8 => column
-                    .as_string::<i32>()
-                    .iter()
-                    .flatten()
-                    .for_each(&mut fold),
-                DataType::LargeUtf8 => column
-                    .as_string::<i64>()
-                    .iter()
-                    .flatten()
-                    .for_each(&mut fold),
-                DataType::Utf8View => column.as_string_view().iter().flatten().for_each(&mut fold),
-                _ => {}
             }
         }
         Acc::Skip => {}
     }
+}
+
+/// The smallest and largest of `values`, compared by 8-byte prefix keys first so that most
+/// values cost an integer comparison, and kept as borrowed slices until the end.
+fn str_bounds<'a>(values: impl Iterator<Item = &'a str>) -> Option<(&'a str, &'a str)> {
+    let mut lo: Option<(u64, &str)> = None;
+    let mut hi: Option<(u64, &str)> = None;
+    for v in values {
+        let key = prefix_key(v.as_bytes());
+        match (lo, hi) {
+            (Some((lk, ls)), Some((hk, hs))) => {
+                if key < lk || (key == lk && v < ls) {
+                    lo = Some((key, v));
+                } else if key > hk || (key == hk && v > hs) {
+                    hi = Some((key, v));
+                }
+            }
+            _ => {
+                lo = Some((key, v));
+                hi = Some((key, v));
+            }
+        }
+    }
+    Some((lo?.1, hi?.1))
 }
 
 #[cfg(test)]
@@ -134,6 +170,90 @@ mod tests {
     use arrow_schema::{Field, Schema};
 
     use super::*;
+
+    /// Random batches with nulls, NaNs and strings sharing long prefixes: the bounds equal a
+    /// plain fold over every value.
+    #[test]
+    fn bounds_equal_a_plain_fold() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("i", DataType::Int64, true),
+            Field::new("f", DataType::Float64, true),
+            Field::new("s", DataType::Utf8, true),
+        ]));
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut b = StatsBuilder::new(&schema, &StatsColumns::All);
+        let (mut ints, mut floats, mut strs) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..20 {
+            let n = (next() % 50) as usize;
+            let nulls = next() % 3 == 0;
+            let i: Vec<Option<i64>> = (0..n)
+                .map(|_| (!nulls || next() % 2 == 0).then(|| next() as i64 >> (next() % 64)))
+                .collect();
+            let f: Vec<Option<f64>> = (0..n)
+                .map(|_| match next() % 5 {
+                    0 if nulls => None,
+                    1 => Some(f64::NAN),
+                    _ => Some((next() % 2001) as f64 - 1000.0),
+                })
+                .collect();
+            let s: Vec<Option<String>> = (0..n)
+                .map(|_| {
+                    (!nulls || next() % 2 == 0).then(|| {
+                        let len = (next() % 12) as usize;
+                        (0..len)
+                            .map(|_| ['a', 'b', '\0', '\u{e9}'][(next() % 4) as usize])
+                            .collect()
+                    })
+                })
+                .collect();
+            ints.extend(i.iter().flatten().copied());
+            floats.extend(f.iter().flatten().copied().filter(|v| !v.is_nan()));
+            strs.extend(s.iter().flatten().cloned());
+            let batch = RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(Int64Array::from(i)),
+                    Arc::new(Float64Array::from(f)),
+                    Arc::new(StringArray::from(s)),
+                ],
+            )
+            .unwrap();
+            b.update(&batch);
+        }
+        let stats = b.finish();
+        let (imin, imax) = (*ints.iter().min().unwrap(), *ints.iter().max().unwrap());
+        assert_eq!(
+            stats["i"],
+            ColumnStats::Int {
+                min: imin,
+                max: imax
+            }
+        );
+        let fmin = floats.iter().copied().fold(f64::INFINITY, f64::min);
+        let fmax = floats.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(
+            stats["f"],
+            ColumnStats::Float {
+                min: fmin,
+                max: fmax
+            }
+        );
+        let smin = strs.iter().min().unwrap().clone();
+        let smax = strs.iter().max().unwrap().clone();
+        assert_eq!(
+            stats["s"],
+            ColumnStats::Str {
+                min_str: smin,
+                max_str: smax
+            }
+        );
+    }
 
     #[test]
     fn min_max_of_supported_columns_only() {
