@@ -40,14 +40,72 @@ pub(crate) struct ColumnInfer {
     str_bounds: Option<TextBounds>,
 }
 
-/// The smallest and largest text seen, each with its [`prefix_key`], so that most updates
-/// decide with one integer comparison instead of a byte-slice comparison.
+/// The smallest and largest text seen, so that most updates decide with one integer
+/// comparison instead of a byte-slice comparison.
 #[derive(Debug, Clone)]
 struct TextBounds {
-    lo: Vec<u8>,
-    hi: Vec<u8>,
-    lo_key: u64,
-    hi_key: u64,
+    lo: Bound,
+    hi: Bound,
+}
+
+/// One text bound: its [`prefix_key`] and length, which are the whole text when it has at
+/// most 8 bytes (numbers, codes); longer texts also keep their bytes.
+#[derive(Debug, Clone)]
+struct Bound {
+    key: u64,
+    len: usize,
+    long: Vec<u8>,
+}
+
+impl Bound {
+    fn new(text: &[u8], key: u64) -> Self {
+        let mut b = Bound {
+            key,
+            len: 0,
+            long: Vec::new(),
+        };
+        b.set(text, key);
+        b
+    }
+
+    /// Becomes `text`; a short text is only a key and a length, without a copy.
+    #[inline(always)]
+    fn set(&mut self, text: &[u8], key: u64) {
+        self.key = key;
+        self.len = text.len();
+        if text.len() > 8 {
+            self.long.clear();
+            self.long.extend_from_slice(text);
+        }
+    }
+
+    /// How `text` (whose key is `key`) compares with this bound.
+    #[inline(always)]
+    fn cmp_text(&self, text: &[u8], key: u64) -> std::cmp::Ordering {
+        if key != self.key {
+            return key.cmp(&self.key);
+        }
+        // Equal keys of two texts of at most 8 bytes: the shorter is a prefix of the other.
+        if text.len() <= 8 && self.len <= 8 {
+            return text.len().cmp(&self.len);
+        }
+        let short = self.key.to_be_bytes();
+        text.cmp(self.bytes(&short))
+    }
+
+    /// The bound's bytes (`short` holds the key's bytes for a short one).
+    fn bytes<'a>(&'a self, short: &'a [u8; 8]) -> &'a [u8] {
+        if self.len <= 8 {
+            &short[..self.len]
+        } else {
+            &self.long
+        }
+    }
+
+    fn to_text(&self) -> String {
+        let short = self.key.to_be_bytes();
+        String::from_utf8_lossy(self.bytes(&short)).into_owned()
+    }
 }
 
 /// The first 8 bytes of `text`, zero-padded, as a big-endian integer. Keys order like the
@@ -203,37 +261,20 @@ impl ColumnInfer {
     /// a text inside the bounds is decided here by key comparisons; updates go out of line.
     #[inline(always)]
     fn text_bounds_keyed(&mut self, text: &[u8], key: u64) {
-        if let Some(b) = &self.str_bounds {
-            let inside = (key > b.lo_key || (key == b.lo_key && text >= b.lo.as_slice()))
-                && (key < b.hi_key || (key == b.hi_key && text <= b.hi.as_slice()));
-            if inside {
-                return;
-            }
-        }
-        self.widen_text_bounds(text, key);
-    }
-
-    #[inline(never)]
-    fn widen_text_bounds(&mut self, text: &[u8], key: u64) {
+        use std::cmp::Ordering::{Greater, Less};
         match &mut self.str_bounds {
+            Some(b) => {
+                if b.lo.cmp_text(text, key) == Less {
+                    b.lo.set(text, key);
+                } else if b.hi.cmp_text(text, key) == Greater {
+                    b.hi.set(text, key);
+                }
+            }
             None => {
                 self.str_bounds = Some(TextBounds {
-                    lo: text.to_vec(),
-                    hi: text.to_vec(),
-                    lo_key: key,
-                    hi_key: key,
+                    lo: Bound::new(text, key),
+                    hi: Bound::new(text, key),
                 })
-            }
-            Some(b) => {
-                if key < b.lo_key || (key == b.lo_key && text < b.lo.as_slice()) {
-                    b.lo.clear();
-                    b.lo.extend_from_slice(text);
-                    b.lo_key = key;
-                } else {
-                    b.hi.clear();
-                    b.hi.extend_from_slice(text);
-                    b.hi_key = key;
-                }
             }
         }
     }
@@ -452,8 +493,8 @@ impl ColumnInfer {
                 bounds.map(|(min, max)| ColumnStats::Float { min, max })
             }
             DataType::Utf8 => self.str_bounds.as_ref().map(|b| ColumnStats::Str {
-                min_str: String::from_utf8_lossy(&b.lo).into_owned(),
-                max_str: String::from_utf8_lossy(&b.hi).into_owned(),
+                min_str: b.lo.to_text(),
+                max_str: b.hi.to_text(),
             }),
             _ => None,
         }
@@ -635,7 +676,8 @@ mod tests {
         let lo = texts.iter().min().unwrap();
         let hi = texts.iter().max().unwrap();
         let b = c.str_bounds.as_ref().unwrap();
-        assert_eq!((&b.lo, &b.hi), (lo, hi));
+        let (s1, s2) = (b.lo.key.to_be_bytes(), b.hi.key.to_be_bytes());
+        assert_eq!((b.lo.bytes(&s1), b.hi.bytes(&s2)), (&lo[..], &hi[..]));
     }
 
     #[test]
