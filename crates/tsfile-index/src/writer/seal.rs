@@ -6,8 +6,8 @@
 //! depend on the scheduling.
 
 use std::ops::Range;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use arrow_array::ArrayRef;
 use tsfile_format::types::TSDataType;
@@ -235,9 +235,12 @@ fn parallel_map<J: Send + Costed, R: Send>(
     rows: usize,
     f: impl Fn(J) -> R + Sync,
 ) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .min(jobs.len());
+    // Asked once: the answer involves reading the process's CPU quota from the system.
+    static CPUS: OnceLock<usize> = OnceLock::new();
+    let cpus = *CPUS.get_or_init(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let threads = cpus.min(jobs.len());
     if threads < 2 || rows < PARALLEL_ROWS {
         return jobs.into_iter().map(&f).collect();
     }
