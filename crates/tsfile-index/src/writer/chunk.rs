@@ -386,13 +386,29 @@ pub(crate) fn value_pages(
     let mut enc = value_encoder(codec)?;
     let width =
         ts2diff_width(codec.encoding, codec.data_type).filter(|_| opts.flavor == Flavor::Cpp);
-    let mut out = Vec::with_capacity(pages.len());
+    // The present values of each page and the times of its first and last present rows,
+    // which bound the page's statistics (None for a page without values).
     let mut vi = 0;
+    let parts: Vec<Option<(PageSlice<'_>, i64, i64)>> = pages
+        .iter()
+        .map(|r| {
+            let rows = &validity[r.clone()];
+            let n = rows.iter().filter(|p| **p).count();
+            let first = rows.iter().position(|p| *p)?;
+            let last = rows.iter().rposition(|p| *p).unwrap_or(first);
+            let slice = values.slice(vi..vi + n);
+            vi += n;
+            Some((slice, times[r.start + first], times[r.start + last]))
+        })
+        .collect();
+    let present: Vec<(PageSlice<'_>, i64, i64)> = parts.iter().flatten().copied().collect();
+    let mut statistics = stats::of_pages(&present, codec.data_type).into_iter();
+    let mut out = Vec::with_capacity(pages.len());
     let mut stream = Vec::new();
-    for r in pages {
-        let rows = &validity[r.clone()];
-        let n = rows.iter().filter(|p| **p).count();
-        if n == 0 {
+    for (r, part) in pages.iter().zip(&parts) {
+        // `statistics` has one entry per page with values, in order.
+        let Some(((slice, _, _), statistics)) = part.and_then(|p| Some((p, statistics.next()?)))
+        else {
             // The C++ writer leaves the time range of a count-0 block at zero.
             out.push(EncodedPage {
                 uncompressed: 0,
@@ -400,12 +416,8 @@ pub(crate) fn value_pages(
                 statistics: stats::empty(codec.data_type, 0, 0),
             });
             continue;
-        }
-        // The times of the first and last present rows bound the page's statistics.
-        let first = rows.iter().position(|p| *p).unwrap_or(0);
-        let last = rows.iter().rposition(|p| *p).unwrap_or(0);
-        let slice = values.slice(vi..vi + n);
-        vi += n;
+        };
+        let rows = &validity[r.clone()];
         stream.clear();
         encode_page(codec, &mut enc, slice, &mut stream)?;
         if let Some(w) = width {
@@ -413,16 +425,13 @@ pub(crate) fn value_pages(
         }
         let mut payload = Vec::with_capacity(stream.len() + 4 + rows.len() / 8 + 1);
         page_payload::join_aligned_value(rows, &stream, &mut payload);
-        let page = Page {
-            payload,
-            statistics: stats::of_page(
-                slice,
-                times[r.start + first],
-                times[r.start + last],
-                codec.data_type,
-            ),
-        };
-        out.push(seal(codec.compression, page)?);
+        out.push(seal(
+            codec.compression,
+            Page {
+                payload,
+                statistics,
+            },
+        )?);
     }
     Ok(out)
 }

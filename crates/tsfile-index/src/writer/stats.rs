@@ -171,6 +171,89 @@ pub(crate) fn of_page(
     }
 }
 
+/// [`of_page`] of several pages (`(values, start_time, end_time)` each, at least one value
+/// each). The floating-point sums are latency-bound chains that must keep their order, so
+/// the pages go two at a time through one loop that advances both chains side by side.
+pub(crate) fn of_pages(
+    pages: &[(PageSlice<'_>, i64, i64)],
+    data_type: TSDataType,
+) -> Vec<Statistics> {
+    let mut out = Vec::with_capacity(pages.len());
+    let mut i = 0;
+    while i < pages.len() {
+        let (a, sa, ea) = pages[i];
+        let pair = pages.get(i + 1).and_then(|&(b, sb, eb)| {
+            let (va, vb) = match (a, b) {
+                (PageSlice::Int64(x), PageSlice::Int64(y)) => {
+                    let (p, q) = min_max_sum2(x, y, |v| v as f64);
+                    (int64(x, p), int64(y, q))
+                }
+                (PageSlice::Float(x), PageSlice::Float(y)) => {
+                    let (p, q) = min_max_sum2(x, y, f64::from);
+                    (float(x, p), float(y, q))
+                }
+                (PageSlice::Double(x), PageSlice::Double(y)) => {
+                    let (p, q) = min_max_sum2(x, y, |v| v);
+                    (double(x, p), double(y, q))
+                }
+                _ => return None,
+            };
+            Some((with(va, a.len(), sa, ea), with(vb, b.len(), sb, eb)))
+        });
+        match pair {
+            Some((p, q)) => {
+                out.push(p);
+                out.push(q);
+                i += 2;
+            }
+            None => {
+                out.push(of_page(a, sa, ea, data_type));
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+fn with(values: StatisticsValues, count: usize, start_time: i64, end_time: i64) -> Statistics {
+    Statistics {
+        count: count as u32,
+        start_time,
+        end_time,
+        values,
+    }
+}
+
+fn int64(v: &[i64], (min, max, sum): (i64, i64, f64)) -> StatisticsValues {
+    StatisticsValues::Int64 {
+        min,
+        max,
+        first: v[0],
+        last: v[v.len() - 1],
+        sum,
+    }
+}
+
+fn float(v: &[f32], (min, max, sum): (f32, f32, f64)) -> StatisticsValues {
+    StatisticsValues::Float {
+        min,
+        max,
+        first: v[0],
+        last: v[v.len() - 1],
+        sum,
+    }
+}
+
+fn double(v: &[f64], (min, max, sum): (f64, f64, f64)) -> StatisticsValues {
+    StatisticsValues::Double {
+        min,
+        max,
+        first: v[0],
+        last: v[v.len() - 1],
+        sum,
+    }
+}
+
 /// The values of one page, borrowed from a column buffer. Binary values are given as an
 /// offsets slice (`n + 1` entries, absolute into `data`) and the data buffer.
 #[derive(Debug, Clone, Copy)]
@@ -215,6 +298,39 @@ fn min_max_sum<T: PartialOrd + Copy, S: AddAssign + Default>(
         sum += widen(x);
     }
     (min, max, sum)
+}
+
+/// [`min_max_sum`] of two non-empty pages in one loop: each page's minimum, maximum and sum
+/// are updated in that page's order, exactly as page by page, but the two chains of
+/// dependent additions run side by side.
+fn min_max_sum2<T: PartialOrd + Copy, S: AddAssign + Default>(
+    a: &[T],
+    b: &[T],
+    widen: impl Fn(T) -> S,
+) -> ((T, T, S), (T, T, S)) {
+    let (mut amin, mut amax, mut asum) = (a[0], a[0], S::default());
+    let (mut bmin, mut bmax, mut bsum) = (b[0], b[0], S::default());
+    let step = |x: T, min: &mut T, max: &mut T, sum: &mut S| {
+        if x < *min {
+            *min = x;
+        }
+        if x > *max {
+            *max = x;
+        }
+        *sum += widen(x);
+    };
+    let n = a.len().min(b.len());
+    for (&x, &y) in a[..n].iter().zip(&b[..n]) {
+        step(x, &mut amin, &mut amax, &mut asum);
+        step(y, &mut bmin, &mut bmax, &mut bsum);
+    }
+    for &x in &a[n..] {
+        step(x, &mut amin, &mut amax, &mut asum);
+    }
+    for &y in &b[n..] {
+        step(y, &mut bmin, &mut bmax, &mut bsum);
+    }
+    ((amin, amax, asum), (bmin, bmax, bsum))
 }
 
 /// Merges a later block's `(min, max, first, last, sum)` into `acc`'s, the same for every
@@ -411,6 +527,57 @@ mod tests {
             0, 0, 7, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0x18,
         ];
         assert_eq!(w.as_bytes(), tv6);
+    }
+
+    #[test]
+    fn pages_in_pairs_equal_pages_one_by_one() {
+        let bytes = |s: &Statistics| {
+            let mut w = tsfile_format::cursor::Writer::new();
+            s.encode(&mut w);
+            w.into_inner()
+        };
+        let d1 = [0.0, -0.0, 1.5, f64::NAN, -2.25, 0.1];
+        let d2 = [-0.0, 0.0, 0.3, 0.7];
+        let d3 = [f64::NAN, 5.0, -1.0];
+        let f1 = [0.5f32, -0.0, 0.0, 3.0e7, 0.1];
+        let f2 = [0.2f32, 0.3];
+        let i1 = [i64::MAX, 1, -5, i64::MIN];
+        let i2 = [3i64, 9, 9, 2, 7, 1];
+        let cases: Vec<(Vec<PageSlice<'_>>, TSDataType)> = vec![
+            (
+                vec![
+                    PageSlice::Double(&d1),
+                    PageSlice::Double(&d2),
+                    PageSlice::Double(&d3),
+                ],
+                TSDataType::Double,
+            ),
+            (
+                vec![PageSlice::Float(&f1), PageSlice::Float(&f2)],
+                TSDataType::Float,
+            ),
+            (
+                vec![PageSlice::Int64(&i2), PageSlice::Int64(&i1)],
+                TSDataType::Int64,
+            ),
+            (
+                vec![PageSlice::Int32(&[1, -4]), PageSlice::Int32(&[8])],
+                TSDataType::Int32,
+            ),
+        ];
+        for (slices, t) in cases {
+            let pages: Vec<(PageSlice<'_>, i64, i64)> = slices
+                .iter()
+                .enumerate()
+                .map(|(k, &s)| (s, 10 * k as i64, 10 * k as i64 + 5))
+                .collect();
+            let together: Vec<Vec<u8>> = of_pages(&pages, t).iter().map(bytes).collect();
+            let alone: Vec<Vec<u8>> = pages
+                .iter()
+                .map(|&(s, a, b)| bytes(&of_page(s, a, b, t)))
+                .collect();
+            assert_eq!(together, alone, "{t:?}");
+        }
     }
 
     #[test]
