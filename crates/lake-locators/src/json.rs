@@ -29,7 +29,6 @@ use crate::scan::{
     FileBytes, array_next, bom_len, check_utf8, check_utf8_at, json_value_end, skip_ws,
 };
 use crate::stats::StatsBuilder;
-use crate::window::json_class::{HIGH, NEWLINE};
 use crate::window::{JSON, MaskCache, NoWindow, Window};
 
 /// The locator of the JSON family.
@@ -218,21 +217,20 @@ fn index_with<W: Window<JSON>>(
             let mut lines_to = 0;
             let mut cache = MaskCache::<JSON>::new();
             loop {
-                // Short compact lines are read from the window masks at their start.
-                if !nested && let Some(m) = cache.window::<W>(data, pos, 0) {
-                    // The line's non-ASCII bytes are checked first, as the general path does.
-                    if m[NEWLINE] != 0 {
-                        let e = m[NEWLINE].trailing_zeros();
-                        if m[HIGH] & ((1u64 << e) - 1) != 0 {
-                            check_utf8_at(path, format, data, pos, pos + e as usize)?;
-                        }
+                // Compact flat lines are read from window masks.
+                if !nested
+                    && W::ENABLED
+                    && let Some((nl, high)) =
+                        compact_line::<W>(data, pos, &mut cache, &mut cols, wanted)
+                {
+                    // Non-ASCII bytes are checked as the general path does (the same error).
+                    if high {
+                        check_utf8_at(path, format, data, pos, nl)?;
                     }
-                    if let Some(nl) = compact_line(data, pos, &m, &mut cols, wanted) {
-                        checkpoint(&mut blocks, rows, pos);
-                        rows += 1;
-                        pos = nl + 1;
-                        continue;
-                    }
+                    checkpoint(&mut blocks, rows, pos);
+                    rows += 1;
+                    pos = nl + 1;
+                    continue;
                 }
                 let Some((s, end)) = next_line(data, pos) else {
                     break;
@@ -596,7 +594,17 @@ mod tests {
     /// shape it must hand over: both paths must give the same index, or the same error.
     #[test]
     fn window_path_equals_the_portable_path() {
-        const KEYS: &[&str] = &["id", "code", "v", "x", "a b", "k\\\"q", "\u{e9}", "seven77"];
+        const KEYS: &[&str] = &[
+            "id",
+            "code",
+            "v",
+            "x",
+            "a b",
+            "k\\\"q",
+            "\u{e9}",
+            "seven77",
+            "a\\\":1,\\\"b",
+        ];
         const VALUES: &[&str] = &[
             "0",
             "-7",
@@ -635,7 +643,7 @@ mod tests {
         for case in 0..300 {
             let mut text = String::new();
             for _ in 0..next(60) {
-                let members = next(5);
+                let members = next(9);
                 let spaced = next(6) == 0;
                 let mut line = String::from("{");
                 for (m, &usual) in KEYS.iter().enumerate().take(members) {

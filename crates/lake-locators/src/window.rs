@@ -20,14 +20,14 @@ pub(crate) mod json_class {
     pub(crate) const QUOTE: usize = 0;
     /// `\`.
     pub(crate) const BACKSLASH: usize = 1;
-    /// `\n`.
-    pub(crate) const NEWLINE: usize = 2;
     /// `,`.
-    pub(crate) const COMMA: usize = 3;
+    pub(crate) const COMMA: usize = 2;
     /// Every byte other than `0`–`9`.
-    pub(crate) const NON_DIGIT: usize = 4;
+    pub(crate) const NON_DIGIT: usize = 3;
     /// Bytes with the high bit set (not ASCII).
-    pub(crate) const HIGH: usize = 5;
+    pub(crate) const HIGH: usize = 4;
+    /// `}`.
+    pub(crate) const CLOSE: usize = 5;
 }
 
 /// The classes of a delimited-text window, by name.
@@ -77,10 +77,10 @@ pub(crate) fn bytewise<const K: usize>(window: &[u8], delim: u8) -> [u64; K] {
             vec![
                 b == b'"',
                 b == b'\\',
-                b == b'\n',
                 b == b',',
                 !b.is_ascii_digit(),
                 b >= 0x80,
+                b == b'}',
             ]
         };
         for (c, &hit) in classes.iter().enumerate() {
@@ -296,20 +296,20 @@ impl Window<JSON> for Avx2Window {
         unsafe {
             let quote = _mm256_set1_epi8(b'"' as i8);
             let backslash = _mm256_set1_epi8(b'\\' as i8);
-            let newline = _mm256_set1_epi8(b'\n' as i8);
             let comma = _mm256_set1_epi8(b',' as i8);
+            let close = _mm256_set1_epi8(b'}' as i8);
             let zero = _mm256_set1_epi8(b'0' as i8);
             let nine = _mm256_set1_epi8(9);
             [
                 both!(lo, hi, v => _mm256_cmpeq_epi8(v, quote)),
                 both!(lo, hi, v => _mm256_cmpeq_epi8(v, backslash)),
-                both!(lo, hi, v => _mm256_cmpeq_epi8(v, newline)),
                 both!(lo, hi, v => _mm256_cmpeq_epi8(v, comma)),
                 !both!(lo, hi, v => {
                     let x = _mm256_sub_epi8(v, zero);
                     _mm256_cmpeq_epi8(_mm256_min_epu8(x, nine), x)
                 }),
                 both!(lo, hi, v => v),
+                both!(lo, hi, v => _mm256_cmpeq_epi8(v, close)),
             ]
         }
     }

@@ -99,10 +99,16 @@ pub fn create_map_with(root: &Path, options: &CreateOptions) -> Result<CreateRep
     let total_bytes: u64 = found.files.iter().map(|f| f.size_bytes).sum();
     let done_files = AtomicU64::new(0);
     let done_bytes = AtomicU64::new(0);
-    let results: Vec<Result<MapEntry>> = found
-        .files
-        .par_iter()
-        .map(|f| {
+    // Largest files first, handed out one at a time as workers free up: the work of a lake
+    // is dominated by its few large files, and a large file started last would leave the
+    // other cores idle while it finishes (longest-processing-time-first scheduling).
+    let mut order: Vec<usize> = (0..found.files.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(found.files[i].size_bytes));
+    let mut indexed: Vec<(usize, Result<MapEntry>)> = order
+        .into_iter()
+        .par_bridge()
+        .map(|i| {
+            let f = &found.files[i];
             let r = index_file(root, f, &options.config);
             let files = done_files.fetch_add(1, Ordering::Relaxed) + 1;
             let bytes = done_bytes.fetch_add(f.size_bytes, Ordering::Relaxed) + f.size_bytes;
@@ -114,9 +120,11 @@ pub fn create_map_with(root: &Path, options: &CreateOptions) -> Result<CreateRep
                     total_bytes,
                 });
             }
-            r
+            (i, r)
         })
         .collect();
+    indexed.sort_unstable_by_key(|(i, _)| *i);
+    let results = indexed.into_iter().map(|(_, r)| r);
     let mut entries = Vec::with_capacity(results.len());
     let mut failures = Vec::new();
     for (file, result) in found.files.iter().zip(results) {
