@@ -365,6 +365,77 @@ fn record_in_window(
     Ok(Some((end, n)))
 }
 
+/// Bits `from` and above (none for 64).
+#[inline(always)]
+fn from_bit(from: usize) -> u64 {
+    u64::MAX.checked_shl(from as u32).unwrap_or(0)
+}
+
+/// A record starting at `pos` that does not end inside its first window, read from window
+/// masks field by field: a field that runs past its window is read again from a window
+/// starting at it. `Some(end)` (past the line
+/// break) when the record holds no quote and exactly one field per column, after every field
+/// was observed. `None` sends the record to the general path, which observes it again
+/// (harmless: types and bounds only grow) and reports any error in it.
+#[inline(always)]
+fn long_record<W: Window<CSV>>(
+    path: &Path,
+    format: &'static str,
+    data: &[u8],
+    pos: usize,
+    delim: u8,
+    cache: &mut MaskCache<CSV>,
+    cols: &mut [ColumnInfer],
+) -> Result<Option<usize>> {
+    let ncols = cols.len();
+    if ncols == 0 {
+        return Ok(None);
+    }
+    let Some(mut m) = cache.window::<W>(data, pos, delim).map(Masks::csv) else {
+        return Ok(None);
+    };
+    let mut base = pos;
+    // The field being read starts at window offset `s`.
+    let mut s = 0;
+    let mut high = false;
+    let mut c = 0;
+    while c < ncols {
+        let t = ((m.delim | m.newline) & from_bit(s)).trailing_zeros() as usize;
+        if t >= 64 {
+            if s == 0 {
+                return Ok(None);
+            }
+            base += s;
+            s = 0;
+            match cache.window::<W>(data, base, delim) {
+                Some(next) => m = Masks::csv(next),
+                None => return Ok(None),
+            }
+            continue;
+        }
+        let field = from_bit(s) & !from_bit(t);
+        let line_end = m.newline & (1 << t) != 0;
+        // A quote, or a line ending before the last column or going on after it.
+        if m.quote & field != 0 || line_end != (c + 1 == ncols) {
+            return Ok(None);
+        }
+        high |= m.high & field != 0;
+        let mut end = t;
+        if line_end && t > s && data[base + t - 1] == b'\r' {
+            end = t - 1;
+        }
+        cols[c].observe_masked(data, base, s as u32, end as u32, m.non_digit);
+        c += 1;
+        s = t + 1;
+    }
+    // `s` is just past the line break.
+    let end = base + s;
+    if high {
+        check_utf8_at(path, format, data, pos, end - 1)?;
+    }
+    Ok(Some(end))
+}
+
 /// The indexing loop, generic over how window masks are computed.
 #[inline(always)]
 fn index_with<W: Window<CSV>>(
@@ -404,7 +475,19 @@ fn index_with<W: Window<CSV>>(
         // Most records are short and hold no quote: their fields and number shapes come
         // from the window masks at the record start.
         let window = match cache.window::<W>(data, pos, h.delim).map(Masks::csv) {
-            Some(m) => record_in_window(path, h.format, data, pos, &m, &mut cols.cols)?,
+            Some(m) if m.newline != 0 => {
+                record_in_window(path, h.format, data, pos, &m, &mut cols.cols)?
+            }
+            Some(_) => long_record::<W>(
+                path,
+                h.format,
+                data,
+                pos,
+                h.delim,
+                &mut cache,
+                &mut cols.cols,
+            )?
+            .map(|end| (end, ncols)),
             None => None,
         };
         let record = pos;
