@@ -383,57 +383,103 @@ pub(crate) fn value_pages(
     pages: &[Range<usize>],
     opts: &WriterOptions,
 ) -> WriteResult<Vec<EncodedPage>> {
-    let mut enc = value_encoder(codec)?;
-    let width =
-        ts2diff_width(codec.encoding, codec.data_type).filter(|_| opts.flavor == Flavor::Cpp);
-    // The present values of each page and the times of its first and last present rows,
-    // which bound the page's statistics (None for a page without values).
     let mut vi = 0;
-    let parts: Vec<Option<(PageSlice<'_>, i64, i64)>> = pages
+    let inputs: Vec<PageInput<'_>> = pages
         .iter()
         .map(|r| {
             let rows = &validity[r.clone()];
             let n = rows.iter().filter(|p| **p).count();
-            let first = rows.iter().position(|p| *p)?;
-            let last = rows.iter().rposition(|p| *p).unwrap_or(first);
             let slice = values.slice(vi..vi + n);
             vi += n;
-            Some((slice, times[r.start + first], times[r.start + last]))
+            PageInput {
+                rows,
+                values: slice,
+                times: &times[r.clone()],
+            }
         })
         .collect();
-    let present: Vec<(PageSlice<'_>, i64, i64)> = parts.iter().flatten().copied().collect();
-    let mut statistics = stats::of_pages(&present, codec.data_type).into_iter();
     let mut out = Vec::with_capacity(pages.len());
-    let mut stream = Vec::new();
-    for (r, part) in pages.iter().zip(&parts) {
-        // `statistics` has one entry per page with values, in order.
-        let Some(((slice, _, _), statistics)) = part.and_then(|p| Some((p, statistics.next()?)))
-        else {
-            // The C++ writer leaves the time range of a count-0 block at zero.
-            out.push(EncodedPage {
-                uncompressed: 0,
-                data: Vec::new(),
-                statistics: stats::empty(codec.data_type, 0, 0),
-            });
-            continue;
-        };
-        let rows = &validity[r.clone()];
-        stream.clear();
-        encode_page(codec, &mut enc, slice, &mut stream)?;
-        if let Some(w) = width {
-            cpp_single_value_blocks(&mut stream, w);
-        }
-        let mut payload = Vec::with_capacity(stream.len() + 4 + rows.len() / 8 + 1);
-        page_payload::join_aligned_value(rows, &stream, &mut payload);
-        out.push(seal(
-            codec.compression,
-            Page {
-                payload,
-                statistics,
-            },
-        )?);
-    }
+    ValuePager::new(codec, opts)?.encode(&inputs, &mut out)?;
     Ok(out)
+}
+
+/// One aligned value page to encode: the presence flag of each row, the present values and
+/// the times of all the rows.
+pub(crate) struct PageInput<'a> {
+    pub(crate) rows: &'a [bool],
+    pub(crate) values: PageSlice<'a>,
+    pub(crate) times: &'a [i64],
+}
+
+/// Encodes the pages of one aligned value column, a few at a time, with one encoder.
+pub(crate) struct ValuePager<'c> {
+    codec: ColumnCodec<'c>,
+    enc: ValueEncoder,
+    /// The value width of the C++ single-value TS_2DIFF fix-up, when it applies.
+    width: Option<usize>,
+    stream: Vec<u8>,
+}
+
+impl<'c> ValuePager<'c> {
+    pub(crate) fn new(codec: ColumnCodec<'c>, opts: &WriterOptions) -> WriteResult<Self> {
+        Ok(Self {
+            codec,
+            enc: value_encoder(codec)?,
+            width: ts2diff_width(codec.encoding, codec.data_type)
+                .filter(|_| opts.flavor == Flavor::Cpp),
+            stream: Vec::new(),
+        })
+    }
+
+    /// Encodes `pages` in order and appends them to `out`.
+    pub(crate) fn encode(
+        &mut self,
+        pages: &[PageInput<'_>],
+        out: &mut Vec<EncodedPage>,
+    ) -> WriteResult<()> {
+        let codec = self.codec;
+        // The present values of each page with the times of its first and last present
+        // rows, which bound the page's statistics (None for a page without values).
+        let parts: Vec<Option<(PageSlice<'_>, i64, i64)>> = pages
+            .iter()
+            .map(|p| {
+                let first = p.rows.iter().position(|v| *v)?;
+                let last = p.rows.iter().rposition(|v| *v).unwrap_or(first);
+                Some((p.values, p.times[first], p.times[last]))
+            })
+            .collect();
+        let present: Vec<(PageSlice<'_>, i64, i64)> = parts.iter().flatten().copied().collect();
+        let mut statistics = stats::of_pages(&present, codec.data_type).into_iter();
+        for (p, part) in pages.iter().zip(&parts) {
+            // `statistics` has one entry per page with values, in order.
+            let Some(((slice, _, _), statistics)) =
+                part.and_then(|p| Some((p, statistics.next()?)))
+            else {
+                // The C++ writer leaves the time range of a count-0 block at zero.
+                out.push(EncodedPage {
+                    uncompressed: 0,
+                    data: Vec::new(),
+                    statistics: stats::empty(codec.data_type, 0, 0),
+                });
+                continue;
+            };
+            self.stream.clear();
+            encode_page(codec, &mut self.enc, slice, &mut self.stream)?;
+            if let Some(w) = self.width {
+                cpp_single_value_blocks(&mut self.stream, w);
+            }
+            let mut payload = Vec::with_capacity(self.stream.len() + 4 + p.rows.len() / 8 + 1);
+            page_payload::join_aligned_value(p.rows, &self.stream, &mut payload);
+            out.push(seal(
+                codec.compression,
+                Page {
+                    payload,
+                    statistics,
+                },
+            )?);
+        }
+        Ok(())
+    }
 }
 
 /// One aligned value chunk from its pages; a chunk without any value is a single empty page

@@ -13,6 +13,7 @@ use arrow_array::ArrayRef;
 use tsfile_format::types::TSDataType;
 
 use super::arrow as conv;
+use super::buffer::Values;
 use super::chunk::{self, EncodedPage};
 use super::device::{Device, Series};
 use super::error::WriteResult;
@@ -164,6 +165,15 @@ impl Job<'_> {
         let Some(s) = self.series else {
             return chunk::time_pages(self.times, self.pages, opts);
         };
+        if let Append::Rows(a, [run]) = self.append
+            && s.validity.is_empty()
+            && !self.pages.is_empty()
+        {
+            // Nothing buffered and the new rows one run of the batch: the full pages are
+            // encoded from the batch column, two at a time through small buffers that stay
+            // in cache, and only the rows after them are buffered.
+            return direct(s, a, run, self.times, self.pages, opts);
+        }
         match self.append {
             Append::Nothing => {}
             Append::Rows(a, rows) => {
@@ -198,6 +208,55 @@ impl Job<'_> {
         s.validity.drain(..m);
         Ok(Vec::new())
     }
+}
+
+/// The full pages `pages` of series `s` (nothing buffered) from rows `run` of the batch
+/// column `a`, whose times are `times`; the rows after the last page go to the buffers.
+fn direct(
+    s: &mut Series,
+    a: &ArrayRef,
+    run: &Range<usize>,
+    times: &[i64],
+    pages: &[Range<usize>],
+    opts: &WriterOptions,
+) -> WriteResult<Vec<EncodedPage>> {
+    let data_type = s.schema.data_type;
+    let mut pager = chunk::ValuePager::new(codec_of(&s.schema), opts)?;
+    let mut bufs = [
+        (Values::new(data_type), Vec::new()),
+        (Values::new(data_type), Vec::new()),
+    ];
+    for pair in pages.chunks(2) {
+        for (p, (values, validity)) in pair.iter().zip(bufs.iter_mut()) {
+            values.clear();
+            validity.clear();
+            let rows = run.start + p.start..run.start + p.end;
+            conv::append(values, a, &[rows], data_type, Some(validity), None)?;
+        }
+        let inputs: Vec<chunk::PageInput<'_>> = pair
+            .iter()
+            .zip(bufs.iter())
+            .map(|(p, (values, validity))| chunk::PageInput {
+                rows: validity,
+                values: values.slice(0..values.len()),
+                times: &times[p.clone()],
+            })
+            .collect();
+        pager.encode(&inputs, &mut s.sealed)?;
+    }
+    let m = pages.last().map_or(0, |r| r.end);
+    let rest = run.start + m..run.end;
+    if !rest.is_empty() {
+        conv::append(
+            &mut s.values,
+            a,
+            &[rest],
+            data_type,
+            Some(&mut s.validity),
+            None,
+        )?;
+    }
+    Ok(Vec::new())
 }
 
 /// The bytes of a value of the column, as a rough relative cost (the time column is cheap to
