@@ -24,6 +24,10 @@ use super::index;
 use super::options::{Flavor, WriterOptions, encoding_is_writable};
 use super::seal;
 
+/// The rows of one device in a batch (runs of row indices) and, when the device had nothing
+/// buffered and the rows are one run, their times (left in the batch).
+type NewRuns<'a> = (Vec<Range<usize>>, Option<&'a [i64]>);
+
 /// Writes of at least this many bytes bypass the output buffer (one copy fewer).
 const DIRECT_WRITE: usize = 64 * 1024;
 
@@ -263,7 +267,7 @@ impl TsFileWriter {
         // The times of every device are buffered first; then every column of every device
         // takes its new rows and encodes its full pages, on parallel threads (when pages are
         // cut by the point count, at most one page of rows stays buffered per column).
-        let mut new_rows: BTreeMap<DeviceId, Vec<Range<usize>>> = BTreeMap::new();
+        let mut new_rows: BTreeMap<DeviceId, NewRuns<'_>> = BTreeMap::new();
         let mut before = 0;
         for (id, rows) in order {
             let dev = self.devices.entry(id.clone()).or_insert_with(|| {
@@ -274,15 +278,23 @@ impl TsFileWriter {
                 d
             });
             before += dev.memory();
-            let n: usize = rows.iter().map(ExactSizeIterator::len).sum();
-            dev.times.reserve(n);
-            for r in &rows {
-                dev.times.extend_from_slice(&times[r.clone()]);
+            // With nothing buffered and the rows one run, the times stay in the batch (the
+            // full pages are encoded from there).
+            let direct = match rows.as_slice() {
+                [r] if dev.times.is_empty() => Some(&times[r.clone()]),
+                _ => None,
+            };
+            if direct.is_none() {
+                let n: usize = rows.iter().map(ExactSizeIterator::len).sum();
+                dev.times.reserve(n);
+                for r in &rows {
+                    dev.times.extend_from_slice(&times[r.clone()]);
+                }
             }
             if let Some(r) = rows.last() {
                 dev.last_time = Some(times[r.end - 1]);
             }
-            new_rows.insert(id, rows);
+            new_rows.insert(id, (rows, direct));
         }
         // Only FIELD columns are stored; a FIELD column missing from the batch is null.
         let column = |name: &str| {
@@ -296,11 +308,12 @@ impl TsFileWriter {
             .devices
             .iter_mut()
             .filter_map(|(id, d)| {
-                let rows = new_rows.get(id)?;
+                let (rows, times) = new_rows.get(id)?;
                 Some((
                     d,
                     Some(seal::NewRows {
                         rows,
+                        times: *times,
                         column: &column,
                     }),
                 ))

@@ -29,6 +29,9 @@ const PARALLEL_ROWS: usize = 4096;
 /// (the rows are null there).
 pub(crate) struct NewRows<'a> {
     pub(crate) rows: &'a [Range<usize>],
+    /// The times of `rows` when the device had no buffered rows and `rows` is one run: they
+    /// were not buffered, and only those of the rows left unsealed will be.
+    pub(crate) times: Option<&'a [i64]>,
     pub(crate) column: &'a dyn Fn(&str) -> Option<&'a ArrayRef>,
 }
 
@@ -76,24 +79,35 @@ pub(crate) fn append_and_seal(
     opts: &WriterOptions,
 ) -> WriteResult<()> {
     let max = opts.max_points_per_page.max(1);
-    let mut jobs: Vec<Job<'_>> = Vec::new();
-    // Per device with full pages: its index, the rows sealed, and the time job's index.
-    let mut sealed_times: Vec<(usize, usize, usize)> = Vec::new();
+    // The times of each device: its buffer, or the batch's when it was empty (direct).
+    let times_of = |dev: &Device, new: &Option<NewRows<'_>>| -> (bool, usize) {
+        match new.as_ref().and_then(|n| n.times) {
+            Some(t) => (true, t.len()),
+            None => (false, dev.times.len()),
+        }
+    };
     let mut plans: Vec<Vec<Range<usize>>> = Vec::with_capacity(devs.len());
-    for (dev, _) in devs.iter() {
+    for (dev, new) in devs.iter() {
+        let rows = times_of(dev, new).1;
         let full = dev.aligned
-            && dev.times.len() >= max
+            && rows >= max
             && chunk::points_only(dev.series.values().map(|s| &s.values), opts);
-        let m = if full { dev.times.len() / max * max } else { 0 };
+        let m = if full { rows / max * max } else { 0 };
         plans.push((0..m).step_by(max).map(|s| s..s + max).collect());
     }
+    let mut jobs: Vec<Job<'_>> = Vec::new();
+    // Per device with full pages: its index and the time job's index.
+    let mut time_jobs: Vec<(usize, usize)> = Vec::new();
     let mut rows_total = 0;
     for (i, ((dev, new), pages)) in devs.iter_mut().zip(&plans).enumerate() {
-        rows_total += dev.times.len();
-        let times: &[i64] = &dev.times;
+        let times: &[i64] = match new.as_ref().and_then(|n| n.times) {
+            Some(t) => t,
+            None => &dev.times,
+        };
         let rows = times.len();
+        rows_total += rows;
         if !pages.is_empty() {
-            sealed_times.push((i, pages.last().map_or(0, |r| r.end), jobs.len()));
+            time_jobs.push((i, jobs.len()));
             jobs.push(Job {
                 times,
                 series: None,
@@ -123,16 +137,19 @@ pub(crate) fn append_and_seal(
             });
         }
     }
-    if jobs.is_empty() {
-        return Ok(());
-    }
     let mut results: Vec<Vec<EncodedPage>> = parallel_map(jobs, rows_total, |j| j.run(opts))
         .into_iter()
         .collect::<WriteResult<_>>()?;
-    for (i, m, job) in sealed_times {
-        let dev = &mut *devs[i].0;
-        dev.time_sealed.append(&mut results[job]);
-        dev.times.drain(..m);
+    for (i, job) in time_jobs {
+        devs[i].0.time_sealed.append(&mut results[job]);
+    }
+    // The times of the rows left unsealed stay buffered.
+    for ((dev, new), pages) in devs.iter_mut().zip(&plans) {
+        let m = pages.last().map_or(0, |r| r.end);
+        match new.as_ref().and_then(|n| n.times) {
+            Some(t) => dev.times.extend_from_slice(&t[m..]),
+            None => drop(dev.times.drain(..m)),
+        }
     }
     Ok(())
 }
@@ -167,6 +184,7 @@ impl Job<'_> {
         };
         if let Append::Rows(a, [run]) = self.append
             && s.validity.is_empty()
+            && self.times.len() == run.len()
             && !self.pages.is_empty()
         {
             // Nothing buffered and the new rows one run of the batch: the full pages are
