@@ -1,7 +1,8 @@
 //! Buffering and encoding the columns of aligned devices on parallel threads. The time
 //! column and every value column of every device are independent jobs: a value job appends
-//! its column's new rows to the series buffer, then encodes the pages that are full; the jobs
-//! are handed out one at a time from a shared counter (the longest first) to the calling
+//! its column's new rows to the series buffer, then encodes the pages that are full (or,
+//! with nothing buffered, encodes them straight from the batch and buffers the rest); the
+//! jobs are handed out one at a time from a shared counter (the longest first) to the calling
 //! thread and its helpers, and their results are put back in job order, so the bytes never
 //! depend on the scheduling.
 
@@ -25,8 +26,8 @@ use super::options::WriterOptions;
 const PARALLEL_ROWS: usize = 4096;
 
 /// The new rows of one device for [`append_and_seal`]: the batch rows `rows` (whose times
-/// are already buffered) and the batch column of each series, `None` when the batch lacks it
-/// (the rows are null there).
+/// are already buffered unless `times` is given) and the batch column of each series, `None`
+/// when the batch lacks it (the rows are null there).
 pub(crate) struct NewRows<'a> {
     pub(crate) rows: &'a [Range<usize>],
     /// The times of `rows` when the device had no buffered rows and `rows` is one run: they
@@ -71,9 +72,10 @@ pub(crate) fn seal_full_pages(devs: &mut [&mut Device], opts: &WriterOptions) ->
     append_and_seal(&mut devs, opts)
 }
 
-/// Appends the new rows of each device (their times are already buffered) to its series
-/// buffers, then encodes the complete pages as [`seal_full_pages`] does, every column of
-/// every device a job of one parallel pass.
+/// Appends the new rows of each device to its series buffers, then encodes the complete
+/// pages as [`seal_full_pages`] does, every column of every device a job of one parallel
+/// pass. A column with nothing buffered encodes its full pages straight from the batch and
+/// buffers only the rows after them.
 pub(crate) fn append_and_seal(
     devs: &mut [(&mut Device, Option<NewRows<'_>>)],
     opts: &WriterOptions,
@@ -165,7 +167,8 @@ enum Append<'a> {
 
 /// One column of one device: the time column (`series` = None) or a series.
 struct Job<'a> {
-    /// The device's buffered times (the new rows' included).
+    /// The device's times: its buffer (the new rows' included), or the new rows' times in
+    /// the batch when nothing was buffered ([`NewRows::times`]).
     times: &'a [i64],
     series: Option<&'a mut Series>,
     append: Append<'a>,
