@@ -444,12 +444,56 @@ fn index_with<W: Window<CSV>>(
     options: &IndexOptions,
 ) -> Result<(Header, FileIndex)> {
     check_stride(path, options)?;
+    let (h, mut cols, blocks, rows) = scan_records::<W>(path, data, options, true)?;
+    // A column that turned Utf8 after numbers left out their text bounds: the records
+    // before its turn are read again for them (rare: most columns keep one type).
+    if let Some(cut) = cols.pending_end(data.len()) {
+        let (_, rescan, _, _) = scan_records::<W>(path, &data[..cut], options, false)?;
+        cols.join_pending(&rescan);
+    }
+    Ok(assemble(h, &cols, blocks, rows, data.len(), options))
+}
+
+/// The index of a scanned file.
+fn assemble(
+    h: Header,
+    cols: &Columns,
+    mut blocks: Vec<Block>,
+    rows: u64,
+    len: usize,
+    options: &IndexOptions,
+) -> (Header, FileIndex) {
+    finish_blocks(&mut blocks, rows, len as u64);
+    let stats = (!options.stats.is_none()).then(|| cols.stats());
+    let index = FileIndex {
+        format: h.format.to_string(),
+        row_count: rows,
+        blocks,
+        schema: cols.schema(),
+        stats,
+    };
+    (h, index)
+}
+
+/// The records of `data`: header, inferred columns, checkpoint blocks (sizes not filled
+/// in) and row count. With `lazy`, numbers of numeric columns leave their text bounds out
+/// (see [`Columns::lazy_text_bounds`]).
+#[inline(always)]
+fn scan_records<W: Window<CSV>>(
+    path: &Path,
+    data: &[u8],
+    options: &IndexOptions,
+    lazy: bool,
+) -> Result<(Header, Columns, Vec<Block>, u64)> {
     let h = header(path, data)?;
     // UTF-8 is checked record by record as the scan goes (only records that may hold
     // non-ASCII bytes), so the file is streamed once.
     check_utf8_at(path, h.format, data, 0, h.body)?;
     let ncols = h.names.len();
     let mut cols = Columns::with_names(&h.names, &options.stats);
+    if lazy {
+        cols.lazy_text_bounds();
+    }
     let stride = options.stride;
     let mut blocks: Vec<Block> = Vec::new();
     let mut row = 0u64;
@@ -462,6 +506,7 @@ fn index_with<W: Window<CSV>>(
     while pos < data.len() {
         if until_checkpoint == 0 {
             until_checkpoint = stride;
+            cols.mark_pending(pos);
             blocks.push(Block {
                 ordinal: blocks.len() as u64,
                 first_row: row,
@@ -550,16 +595,7 @@ fn index_with<W: Window<CSV>>(
         until_checkpoint -= 1;
         pos = skip_empty_lines(data, end);
     }
-    finish_blocks(&mut blocks, row, data.len() as u64);
-    let stats = (!options.stats.is_none()).then(|| cols.stats());
-    let index = FileIndex {
-        format: h.format.to_string(),
-        row_count: row,
-        blocks,
-        schema: cols.schema(),
-        stats,
-    };
-    Ok((h, index))
+    Ok((h, cols, blocks, row))
 }
 
 /// Fills in the row counts and byte sizes of checkpoint blocks from their starts.
@@ -814,7 +850,11 @@ mod tests {
             for stats in [StatsColumns::None, StatsColumns::All] {
                 let options = IndexOptions { stride: 7, stats };
                 let fast = index_bytes(path, text.as_bytes(), &options).map(|r| r.1);
-                let portable = index_with::<NoWindow>(path, text.as_bytes(), &options).map(|r| r.1);
+                // The reference: the portable path, every text bound taken as it comes.
+                let portable = scan_records::<NoWindow>(path, text.as_bytes(), &options, false)
+                    .map(|(h, cols, blocks, rows)| {
+                        assemble(h, &cols, blocks, rows, text.len(), &options).1
+                    });
                 assert_eq!(
                     format!("{fast:?}"),
                     format!("{portable:?}"),

@@ -14,7 +14,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::locator::{ColumnStats, Stats, StatsColumns};
 use crate::numbers::{
-    NumberKind, decimal_value_at, int_value_at, is_bool, is_i64_text, is_number, masked_number,
+    NumberKind, decimal_parts_at, int_value_at, is_bool, is_i64_text, is_number, masked_number,
     number_kind, parse_i64, word_at,
 };
 
@@ -35,6 +35,14 @@ pub(crate) struct ColumnInfer {
     seen_str: bool,
     /// True when statistics of this column are wanted.
     track: bool,
+    /// True when the text bounds of numbers may be left out while the column is numeric
+    /// (see [`Columns::lazy_text_bounds`]).
+    lazy: bool,
+    /// True once a number's text bounds were left out.
+    deferred: bool,
+    /// Where the caller's rescan for the left-out text bounds may stop (see
+    /// [`Columns::mark_pending`]).
+    pub(crate) pending_until: Option<usize>,
     int_bounds: Option<(i64, i64)>,
     float_bounds: Option<(f64, f64)>,
     str_bounds: Option<TextBounds>,
@@ -156,6 +164,9 @@ impl ColumnInfer {
             seen_bool: false,
             seen_str: false,
             track,
+            lazy: false,
+            deferred: false,
+            pending_until: None,
             int_bounds: None,
             float_bounds: None,
             str_bounds: None,
@@ -203,7 +214,7 @@ impl ColumnInfer {
             });
             // The float bounds of an Int64 column that turns Float64 later come from the
             // integer bounds at the end (see `stats`), not from a conversion per value.
-            self.text_bounds_keyed(text, key);
+            self.number_text_bounds(text, key);
         }
     }
 
@@ -219,7 +230,7 @@ impl ColumnInfer {
         self.seen_float = true;
         if self.track {
             self.float_bounds_add(v);
-            self.text_bounds_keyed(text, key);
+            self.number_text_bounds(text, key);
         }
     }
 
@@ -250,6 +261,36 @@ impl ColumnInfer {
             None => (v, v),
             Some((lo, hi)) => (lo.min(v), hi.max(v)),
         });
+    }
+
+    /// The text bounds of a number: needed only if the column ends up Utf8, so a lazy
+    /// column that is still numeric leaves them out and remembers it.
+    #[inline(always)]
+    fn number_text_bounds(&mut self, text: &[u8], key: u64) {
+        if self.lazy && !self.is_text() {
+            self.deferred = true;
+        } else {
+            self.text_bounds_keyed(text, key);
+        }
+    }
+
+    /// True when the column turned Utf8 after numbers whose text bounds were left out: its
+    /// text statistics need those numbers again (a rescan of the rows before the turn).
+    #[inline]
+    pub(crate) fn pending_text(&self) -> bool {
+        self.deferred && self.track && self.is_text()
+    }
+
+    /// Joins the text bounds of `other` (the same column over some of the same rows, read
+    /// without laziness) into this column's.
+    pub(crate) fn merge_text_bounds(&mut self, other: &ColumnInfer) {
+        if let Some(b) = &other.str_bounds {
+            for bound in [&b.lo, &b.hi] {
+                let short = bound.key.to_be_bytes();
+                self.text_bounds_keyed(bound.bytes(&short), bound.key);
+            }
+        }
+        self.deferred = false;
     }
 
     #[inline]
@@ -301,21 +342,30 @@ impl ColumnInfer {
                 prefix_key_at(data, start, end),
             ),
             NumberKind::Int => self.seen_int = true,
-            NumberKind::Decimal if self.track => match decimal_value_at(
-                data,
-                start,
-                dot.unwrap_or_else(|| {
+            NumberKind::Decimal if self.track => {
+                let dot = dot.unwrap_or_else(|| {
                     text.iter()
                         .position(|&b| b == b'.')
                         .map_or(end, |i| start + i)
-                }),
-                end,
-            ) {
-                Some(v) => self.float_keyed(v, text, prefix_key_at(data, start, end)),
-                None => {
-                    self.number_text(text);
+                });
+                match decimal_parts_at(data, start, dot, end) {
+                    Some(d) => {
+                        let key = prefix_key_at(data, start, end);
+                        // A value inside the bounds changes none: most values of a column
+                        // are decided without the division of the exact conversion.
+                        match self.float_bounds {
+                            Some((lo, hi)) if d.strictly_inside(lo, hi) => {
+                                self.seen_float = true;
+                                self.number_text_bounds(text, key);
+                            }
+                            _ => self.float_keyed(d.value(), text, key),
+                        }
+                    }
+                    None => {
+                        self.number_text(text);
+                    }
                 }
-            },
+            }
             NumberKind::Decimal => self.seen_float = true,
             NumberKind::Unknown => {
                 self.number_text(text);
@@ -508,6 +558,7 @@ pub(crate) struct Columns {
     /// The accumulators, in column order.
     pub(crate) cols: Vec<ColumnInfer>,
     by_name: HashMap<Vec<u8>, usize>,
+    lazy: bool,
 }
 
 impl Columns {
@@ -524,8 +575,55 @@ impl Columns {
         let idx = self.cols.len();
         self.by_name.entry(name.as_bytes().to_vec()).or_insert(idx);
         let track = wanted.wants(&name);
-        self.cols.push(ColumnInfer::new(name, track));
+        let mut c = ColumnInfer::new(name, track);
+        c.lazy = self.lazy;
+        self.cols.push(c);
         idx
+    }
+
+    /// Lets numbers leave their text bounds out while their column is numeric: most
+    /// numeric columns stay numeric, and their text bounds would only be used if the column
+    /// turned Utf8. A caller that sets this must, for every column whose
+    /// [`ColumnInfer::pending_text`] holds at the end, read the rows before its turn again
+    /// without laziness and join the text bounds found ([`Columns::join_pending`]).
+    pub(crate) fn lazy_text_bounds(&mut self) {
+        self.lazy = true;
+        for c in &mut self.cols {
+            c.lazy = true;
+        }
+    }
+
+    /// Notes `at` (a byte position the reading has reached) as the end of the rescan of
+    /// every column that turned pending before it; cheap enough to call once per block.
+    pub(crate) fn mark_pending(&mut self, at: usize) {
+        for c in &mut self.cols {
+            if c.pending_until.is_none() && c.pending_text() {
+                c.pending_until = Some(at);
+            }
+        }
+    }
+
+    /// How far a rescan must read for the pending columns (`end` for columns that turned
+    /// after the last mark), or `None` when no column is pending.
+    pub(crate) fn pending_end(&self, end: usize) -> Option<usize> {
+        self.cols
+            .iter()
+            .filter(|c| c.pending_text())
+            .map(|c| c.pending_until.unwrap_or(end))
+            .max()
+    }
+
+    /// Joins the text bounds that `rescan` (the same file's first rows, read without
+    /// laziness) found for every pending column.
+    pub(crate) fn join_pending(&mut self, rescan: &Columns) {
+        for c in &mut self.cols {
+            if c.pending_text()
+                && let Some(&i) = rescan.by_name.get(c.name.as_bytes())
+                && let Some(other) = rescan.cols.get(i)
+            {
+                c.merge_text_bounds(other);
+            }
+        }
     }
 
     /// The index of the column named `key`, adding it at the end when new. `hint` is the

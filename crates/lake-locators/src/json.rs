@@ -173,7 +173,55 @@ fn index_with<W: Window<JSON>>(
     data: &[u8],
     options: &IndexOptions,
 ) -> Result<FileIndex> {
+    index_lazy::<W>(path, data, options, true)
+}
+
+/// [`index_with`], with numbers' text bounds left out while their column is numeric when
+/// `lazy` (tests compare it with the eager reading).
+#[inline(always)]
+fn index_lazy<W: Window<JSON>>(
+    path: &Path,
+    data: &[u8],
+    options: &IndexOptions,
+    lazy: bool,
+) -> Result<FileIndex> {
     check_stride(path, options)?;
+    let lay = layout(path, data);
+    let format = lay.format();
+    let wanted = &options.stats;
+    let (mut cols, mut blocks, rows, nested) = scan_values::<W>(path, data, options, lazy)?;
+    finish_blocks(&mut blocks, rows, data.len() as u64);
+    let (schema, stats) = if nested {
+        slow_schema_and_stats(path, data, lay, wanted)?
+    } else {
+        // A column that turned Utf8 after numbers left out their text bounds: the rows
+        // before its turn are read again for them (rare: most columns keep one type).
+        if let Some(cut) = cols.pending_end(data.len()) {
+            let (rescan, _, _, _) = scan_values::<W>(path, &data[..cut], options, false)?;
+            cols.join_pending(&rescan);
+        }
+        let stats = (!wanted.is_none()).then(|| cols.stats());
+        (cols.schema(), stats)
+    };
+    Ok(FileIndex {
+        format: format.to_string(),
+        row_count: rows,
+        blocks,
+        schema,
+        stats,
+    })
+}
+
+/// The row values of `data`: inferred columns, checkpoint blocks (sizes not filled in), row
+/// count and whether a nested value was met. With `lazy`, numbers of numeric columns leave
+/// their text bounds out (see [`Columns::lazy_text_bounds`]).
+#[inline(always)]
+fn scan_values<W: Window<JSON>>(
+    path: &Path,
+    data: &[u8],
+    options: &IndexOptions,
+    lazy: bool,
+) -> Result<(Columns, Vec<Block>, u64, bool)> {
     let lay = layout(path, data);
     let format = lay.format();
     // Arrays are checked whole; line files line by line below, while each line is hot in
@@ -183,14 +231,19 @@ fn index_with<W: Window<JSON>>(
     }
     let wanted = &options.stats;
     let mut cols = Columns::default();
+    if lazy {
+        cols.lazy_text_bounds();
+    }
     let mut nested = false;
     let mut blocks: Vec<Block> = Vec::new();
     let mut rows = 0u64;
     let stride = options.stride;
     // The next checkpoint row: a comparison per row instead of a 64-bit division.
     let mut next_checkpoint = 0u64;
+    // True when a block starts here.
     let mut checkpoint = |blocks: &mut Vec<Block>, rows: u64, at: usize| {
-        if rows == next_checkpoint {
+        let starts = rows == next_checkpoint;
+        if starts {
             next_checkpoint += stride;
             blocks.push(Block {
                 ordinal: blocks.len() as u64,
@@ -202,6 +255,7 @@ fn index_with<W: Window<JSON>>(
                 columns: None,
             });
         }
+        starts
     };
     let full = data;
     match lay {
@@ -227,7 +281,9 @@ fn index_with<W: Window<JSON>>(
                     if high {
                         check_utf8_at(path, format, data, pos, nl)?;
                     }
-                    checkpoint(&mut blocks, rows, pos);
+                    if checkpoint(&mut blocks, rows, pos) {
+                        cols.mark_pending(pos);
+                    }
                     rows += 1;
                     pos = nl + 1;
                     continue;
@@ -248,7 +304,9 @@ fn index_with<W: Window<JSON>>(
                         check_utf8_at(path, format, data, s, end)?;
                     }
                 }
-                checkpoint(&mut blocks, rows, s);
+                if checkpoint(&mut blocks, rows, s) {
+                    cols.mark_pending(pos);
+                }
                 let line = &data[..end];
                 let v_end = observe_value(
                     path,
@@ -333,20 +391,7 @@ fn index_with<W: Window<JSON>>(
             }
         }
     }
-    finish_blocks(&mut blocks, rows, data.len() as u64);
-    let (schema, stats) = if nested {
-        slow_schema_and_stats(path, data, lay, wanted)?
-    } else {
-        let stats = (!wanted.is_none()).then(|| cols.stats());
-        (cols.schema(), stats)
-    };
-    Ok(FileIndex {
-        format: format.to_string(),
-        row_count: rows,
-        blocks,
-        schema,
-        stats,
-    })
+    Ok((cols, blocks, rows, nested))
 }
 
 /// Calls `f(start, end)` for every row value of the file (structural walk, no validation
@@ -683,7 +728,8 @@ mod tests {
             for stats in [StatsColumns::None, StatsColumns::All] {
                 let options = IndexOptions { stride: 5, stats };
                 let fast = index_bytes(path, text.as_bytes(), &options);
-                let portable = index_with::<NoWindow>(path, text.as_bytes(), &options);
+                // The reference: the portable path, every text bound taken as it comes.
+                let portable = index_lazy::<NoWindow>(path, text.as_bytes(), &options, false);
                 assert_eq!(
                     format!("{fast:?}"),
                     format!("{portable:?}"),

@@ -285,16 +285,56 @@ pub(crate) fn decimal_value(text: &[u8]) -> Option<f64> {
         // An integer: the value of its digits with a dot at the end.
         let mut t = text.to_vec();
         t.push(b'.');
-        return decimal_value_at(&t, 0, text.len(), t.len());
+        return decimal_parts_at(&t, 0, text.len(), t.len()).map(Decimal::value);
     }
-    decimal_value_at(text, 0, dot, text.len())
+    decimal_parts_at(text, 0, dot, text.len()).map(Decimal::value)
 }
 
-/// [`decimal_value`] of `data[start..end]`, a text that [`NumberKind::Decimal`] certifies
-/// (`-?[0-9]*\.[0-9]*` with a digit) whose dot is at `dot`, reading words of `data` around
-/// it. Branch-free on the sign: the signs of numbers in data files follow no pattern.
+/// A plain decimal as `mantissa / 10^scale` with its sign, the mantissa at most 2^53.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Decimal {
+    mantissa: u64,
+    scale: usize,
+    neg: bool,
+}
+
+impl Decimal {
+    /// The correctly rounded value: one division of two exact f64 values.
+    #[inline(always)]
+    pub(crate) fn value(self) -> f64 {
+        let v = self.mantissa as f64 / POW10[self.scale];
+        // `v` is not negative: setting the sign bit negates it exactly (0 becomes -0.0).
+        f64::from_bits(v.to_bits() | (u64::from(self.neg) << 63))
+    }
+
+    /// True when the value certainly lies strictly between `lo` and `hi`, decided with a
+    /// multiplication instead of a division: the product is within 2^-52 of the value
+    /// (relative), far inside the 10^-14 margin allowed here.
+    #[inline(always)]
+    pub(crate) fn strictly_inside(self, lo: f64, hi: f64) -> bool {
+        let a = self.mantissa as f64 * INV_POW10[self.scale];
+        let a = if self.neg { -a } else { a };
+        let margin = a.abs() * 1e-14;
+        a - margin > lo && a + margin < hi
+    }
+}
+
+/// The nearest f64 values to 10^-k.
+const INV_POW10: [f64; 23] = [
+    1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14,
+    1e-15, 1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22,
+];
+
+/// The plain decimal `data[start..end]`, a text that [`NumberKind::Decimal`] certifies
+/// (`-?[0-9]*\.[0-9]*` with a digit) whose dot is at `dot`, as parts for [`Decimal::value`],
+/// reading words of `data` around it; `None` beyond the exact range.
 #[inline(always)]
-pub(crate) fn decimal_value_at(data: &[u8], start: usize, dot: usize, end: usize) -> Option<f64> {
+pub(crate) fn decimal_parts_at(
+    data: &[u8],
+    start: usize,
+    dot: usize,
+    end: usize,
+) -> Option<Decimal> {
     let neg = data.get(start) == Some(&b'-');
     let body = start + usize::from(neg);
     let int_digits = dot.checked_sub(body)?;
@@ -318,9 +358,11 @@ pub(crate) fn decimal_value_at(data: &[u8], start: usize, dot: usize, end: usize
     if mantissa > 1 << 53 {
         return None;
     }
-    let v = mantissa as f64 / POW10[frac_digits];
-    // `v` is not negative: setting the sign bit negates it exactly (0 becomes -0.0).
-    Some(f64::from_bits(v.to_bits() | (u64::from(neg) << 63)))
+    Some(Decimal {
+        mantissa,
+        scale: frac_digits,
+        neg,
+    })
 }
 
 /// Integer powers of ten up to 10^18.
@@ -519,6 +561,39 @@ mod tests {
             if let Some(v) = decimal_value(decimal.as_bytes()) {
                 assert_eq!(v.to_bits(), want.to_bits(), "{decimal}");
             }
+        }
+    }
+
+    #[test]
+    fn strictly_inside_never_errs() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..50_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let d = Decimal {
+                mantissa: x % (1 << 53),
+                scale: (x >> 56) as usize % 23,
+                neg: x & 1 == 1,
+            };
+            let v = d.value();
+            // Bounds at the value itself and one step away on either side.
+            let up = f64::from_bits(v.to_bits() + 1);
+            let down = if v == 0.0 {
+                -f64::MIN_POSITIVE
+            } else {
+                f64::from_bits(v.to_bits() - 1)
+            };
+            let (below, above) = if v < 0.0 { (up, down) } else { (down, up) };
+            for (lo, hi) in [(v, above), (below, v), (below, above), (v - 1.0, v + 1.0)] {
+                if d.strictly_inside(lo, hi) {
+                    assert!(lo < v && v < hi, "{d:?} = {v} in ({lo}, {hi})");
+                }
+            }
+            assert!(
+                d.strictly_inside(v - v.abs() - 1.0, v + v.abs() + 1.0),
+                "{d:?}"
+            );
         }
     }
 
