@@ -216,13 +216,20 @@ impl<V: BitsValue> GorillaEncoder<V> {
     #[inline(always)]
     fn put_bits(&mut self, bits: u64) {
         let w = <V::Int as IntValue>::BITS;
-        let fb = field_bits(w);
         if !self.started {
             self.started = true;
             self.prev = bits;
             self.w.write_bits(bits, w);
             return;
         }
+        self.put_next(bits);
+    }
+
+    /// Encodes a value after the first.
+    #[inline(always)]
+    fn put_next(&mut self, bits: u64) {
+        let w = <V::Int as IntValue>::BITS;
+        let fb = field_bits(w);
         let x = self.prev ^ bits;
         if x == 0 {
             self.w.write_bit(false);
@@ -243,8 +250,14 @@ impl<V: BitsValue> GorillaEncoder<V> {
                 // '11', the leading zeros, the significant bits minus one, then the bits.
                 let sig = w - lz - tz;
                 let head = (0b11 << (2 * fb)) | (u64::from(lz) << fb) | u64::from(sig - 1);
-                self.w.write_bits(head, 2 + 2 * fb);
-                self.w.write_bits(x >> tz, sig);
+                if 2 + 2 * fb + sig <= 64 {
+                    // One write when the item fits a word (always for 32-bit values).
+                    self.w
+                        .write_bits((head << sig) | (x >> tz), 2 + 2 * fb + sig);
+                } else {
+                    self.w.write_bits(head, 2 + 2 * fb);
+                    self.w.write_bits(x >> tz, sig);
+                }
                 self.lz = lz;
                 self.tz = tz;
             }
@@ -262,8 +275,15 @@ impl<V: BitsValue> Encoder<V> for GorillaEncoder<V> {
         // About one value's width per value: most items are shorter, a few are longer.
         self.w
             .reserve(values.len() * (<V::Int as IntValue>::BITS as usize / 8) + 16);
-        for v in values {
-            self.put_bits(v.to_int().to_bits());
+        let mut rest = values;
+        if !self.started
+            && let Some((first, tail)) = rest.split_first()
+        {
+            self.put_bits(first.to_int().to_bits());
+            rest = tail;
+        }
+        for v in rest {
+            self.put_next(v.to_int().to_bits());
         }
     }
 
