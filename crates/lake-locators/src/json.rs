@@ -635,6 +635,19 @@ impl Iterator for JsonBatches {
 mod tests {
     use super::*;
 
+    /// A member ending right at the end of a window that is also the end of the data.
+    #[test]
+    fn member_at_the_window_edge_is_an_error_not_a_panic() {
+        let mut line = format!("{{\"a\":\"{}\",", "x".repeat(56));
+        assert_eq!(line.len(), 64);
+        let options = IndexOptions::default();
+        let path = Path::new("t.ndjson");
+        assert!(index_bytes(path, line.as_bytes(), &options).is_err());
+        line.push_str("\"b\":1}\n");
+        let index = index_bytes(path, line.as_bytes(), &options).unwrap();
+        assert_eq!(index.row_count, 1);
+    }
+
     /// Random JSON-lines files mixing compact flat objects (the window path) with every
     /// shape it must hand over: both paths must give the same index, or the same error.
     #[test]
