@@ -756,6 +756,31 @@ mod tests {
     use super::*;
     use crate::locator::StatsColumns;
 
+    /// Byte soup: the window path and the portable path agree (and neither panics).
+    #[test]
+    fn window_path_equals_the_portable_path_on_byte_soup() {
+        let alphabet = b"a,b\n\"1-.0\r9,,\n\xc3\xa9\xff e";
+        for case in 0..crate::window::stress_cases(300) {
+            let mut text = b"h1,h2,h3\n".to_vec();
+            text.extend(crate::window::byte_soup(
+                case as u64 * 7919,
+                40 + case % 400,
+                alphabet,
+            ));
+            let path = Path::new("t.csv");
+            for stats in [StatsColumns::None, StatsColumns::All] {
+                let options = IndexOptions { stride: 3, stats };
+                let fast = index_bytes(path, &text, &options).map(|r| r.1);
+                let portable = scan_records::<NoWindow>(path, &text, &options, false).map(
+                    |(h, cols, blocks, rows)| {
+                        assemble(h, &cols, blocks, rows, text.len(), &options).1
+                    },
+                );
+                assert_eq!(format!("{fast:?}"), format!("{portable:?}"), "case {case}");
+            }
+        }
+    }
+
     /// Random delimited files mixing every field shape the window path decides on (and those
     /// it must hand over): both paths must give the same index, or the same error.
     #[test]
@@ -821,7 +846,7 @@ mod tests {
             x ^= x << 17;
             (x % n as u64) as usize
         };
-        for case in 0..200 {
+        for case in 0..crate::window::stress_cases(200) {
             let ncols = 1 + next(6);
             let mut text = (0..ncols)
                 .map(|i| format!("c{i}"))

@@ -635,6 +635,27 @@ impl Iterator for JsonBatches {
 mod tests {
     use super::*;
 
+    /// Byte soup: the window path and the portable path agree (and neither panics).
+    #[test]
+    fn window_path_equals_the_portable_path_on_byte_soup() {
+        let alphabet = b"{}\"a:,1-.0\n\\e9tr[] \xc3\xa9nul";
+        for case in 0..crate::window::stress_cases(300) {
+            let mut text = b"{\"a\":1,\"b\":\"x\"}\n".to_vec();
+            text.extend(crate::window::byte_soup(
+                case as u64 * 7919,
+                40 + case % 400,
+                alphabet,
+            ));
+            let path = Path::new("t.ndjson");
+            for stats in [StatsColumns::None, StatsColumns::All] {
+                let options = IndexOptions { stride: 3, stats };
+                let fast = index_bytes(path, &text, &options);
+                let portable = index_lazy::<NoWindow>(path, &text, &options, false);
+                assert_eq!(format!("{fast:?}"), format!("{portable:?}"), "case {case}");
+            }
+        }
+    }
+
     /// A member ending right at the end of a window that is also the end of the data.
     #[test]
     fn member_at_the_window_edge_is_an_error_not_a_panic() {
@@ -698,7 +719,7 @@ mod tests {
             x ^= x << 17;
             (x % n as u64) as usize
         };
-        for case in 0..300 {
+        for case in 0..crate::window::stress_cases(300) {
             let mut text = String::new();
             for _ in 0..next(60) {
                 let members = next(9);
