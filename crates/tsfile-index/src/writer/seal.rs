@@ -126,7 +126,10 @@ pub(crate) fn append_and_seal(
                     None => Append::Nulls(n.rows.iter().map(ExactSizeIterator::len).sum()),
                 },
             };
-            if pages.is_empty() && matches!(append, Append::Nothing) {
+            if pages.is_empty() {
+                // Nothing to encode: the rows are buffered here, since a job per column
+                // would cost more than the copy when there are many small devices.
+                append_rows(s, append)?;
                 continue;
             }
             let cost = rows * width(Some(s.schema.data_type));
@@ -195,23 +198,7 @@ impl Job<'_> {
             // in cache, and only the rows after them are buffered.
             return direct(s, a, run, self.times, self.pages, opts);
         }
-        match self.append {
-            Append::Nothing => {}
-            Append::Rows(a, rows) => {
-                let n = rows.iter().map(ExactSizeIterator::len).sum();
-                s.validity.reserve(n);
-                s.values.reserve(n);
-                conv::append(
-                    &mut s.values,
-                    a,
-                    rows,
-                    s.schema.data_type,
-                    Some(&mut s.validity),
-                    None,
-                )?;
-            }
-            Append::Nulls(n) => s.validity.extend(std::iter::repeat_n(false, n)),
-        }
+        append_rows(s, self.append)?;
         let Some(m) = self.pages.last().map(|r| r.end) else {
             return Ok(Vec::new());
         };
@@ -229,6 +216,28 @@ impl Job<'_> {
         s.validity.drain(..m);
         Ok(Vec::new())
     }
+}
+
+/// Appends the new rows `append` to the buffers of series `s`.
+fn append_rows(s: &mut Series, append: Append<'_>) -> WriteResult<()> {
+    match append {
+        Append::Nothing => {}
+        Append::Rows(a, rows) => {
+            let n = rows.iter().map(ExactSizeIterator::len).sum();
+            s.validity.reserve(n);
+            s.values.reserve(n);
+            conv::append(
+                &mut s.values,
+                a,
+                rows,
+                s.schema.data_type,
+                Some(&mut s.validity),
+                None,
+            )?;
+        }
+        Append::Nulls(n) => s.validity.extend(std::iter::repeat_n(false, n)),
+    }
+    Ok(())
 }
 
 /// The full pages `pages` of series `s` (nothing buffered) from rows `run` of the batch
