@@ -281,8 +281,10 @@ fn scan_values<W: Window<JSON>>(
                     if high {
                         check_utf8_at(path, format, data, pos, nl)?;
                     }
+                    // The line is already observed: a column that turned in it must be
+                    // read again up to its end.
                     if checkpoint(&mut blocks, rows, pos) {
-                        cols.mark_pending(pos);
+                        cols.mark_pending(nl + 1);
                     }
                     rows += 1;
                     pos = nl + 1;
@@ -656,6 +658,29 @@ mod tests {
         }
     }
 
+    /// A column that turns Utf8 in the line that starts a block, after a number in the same
+    /// line: the rescan must include that line.
+    #[test]
+    fn text_bounds_of_a_number_in_the_turning_line() {
+        let mut text = String::from("{\"a\":5}\n{\"a\":1,\"a\":\"x\"}\n");
+        for _ in 0..10 {
+            text.push_str("{\"b\":1}\n");
+        }
+        let options = IndexOptions {
+            stride: 1,
+            stats: StatsColumns::All,
+        };
+        let index = index_bytes(Path::new("t.ndjson"), text.as_bytes(), &options).unwrap();
+        let stats = index.stats.unwrap();
+        assert_eq!(
+            stats["a"],
+            crate::locator::ColumnStats::Str {
+                min_str: "1".into(),
+                max_str: "x".into()
+            }
+        );
+    }
+
     /// A member ending right at the end of a window that is also the end of the data.
     #[test]
     fn member_at_the_window_edge_is_an_error_not_a_panic() {
@@ -759,8 +784,14 @@ mod tests {
                 text.pop();
             }
             let path = Path::new("t.ndjson");
-            for stats in [StatsColumns::None, StatsColumns::All] {
-                let options = IndexOptions { stride: 5, stats };
+            // Stride 1 starts a block at every line: the rescan ends of lazily left-out text
+            // bounds are noted at block starts.
+            for (stride, stats) in [
+                (5, StatsColumns::None),
+                (5, StatsColumns::All),
+                (1, StatsColumns::All),
+            ] {
+                let options = IndexOptions { stride, stats };
                 let fast = index_bytes(path, text.as_bytes(), &options);
                 // The reference: the portable path, every text bound taken as it comes.
                 let portable = index_lazy::<NoWindow>(path, text.as_bytes(), &options, false);
