@@ -291,10 +291,7 @@ fn header(path: &Path, data: &[u8]) -> Result<Header> {
 /// The one indexing pass: checkpoints, row count, inferred columns and statistics.
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Header, FileIndex)> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("bmi1")
-        && std::arch::is_x86_feature_detected!("popcnt")
-    {
+    if crate::window::avx2_available() {
         // SAFETY: the CPU has AVX2, BMI1 and POPCNT, checked just above.
         return unsafe { index_avx2(path, data, options) };
     }

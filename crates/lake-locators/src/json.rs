@@ -116,10 +116,7 @@ fn syntax(path: &Path, format: &'static str, at: usize, msg: &str, row: u64) -> 
 /// One indexing pass.
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileIndex> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("bmi1")
-        && std::arch::is_x86_feature_detected!("popcnt")
-    {
+    if crate::window::avx2_available() {
         // SAFETY: the CPU has AVX2, BMI1 and POPCNT, checked just above.
         return unsafe { index_avx2(path, data, options) };
     }
