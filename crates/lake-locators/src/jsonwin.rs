@@ -5,9 +5,9 @@
 //! per member instead of a byte-by-byte walk.
 //!
 //! Anything else (whitespace, escapes, nested values, exponents, members longer than about
-//! 60 bytes) is left to the
-//! general tokenizer of [`crate::jsontok`]. Recording a member twice is harmless (types and
-//! bounds only grow), so the fast path may give up halfway through a line.
+//! 60 bytes) is left to the general tokenizer of [`crate::jsontok`]. Recording a member twice
+//! is harmless (types and bounds only grow), so the fast path may give up halfway through a
+//! line.
 
 use crate::infer::Columns;
 use crate::locator::StatsColumns;
