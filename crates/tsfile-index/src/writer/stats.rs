@@ -102,36 +102,9 @@ pub(crate) fn of_page(
                 sum,
             }
         }
-        PageSlice::Int64(v) => {
-            let (min, max, sum) = min_max_sum(v, |x| x as f64);
-            StatisticsValues::Int64 {
-                min,
-                max,
-                first: v[0],
-                last: v[v.len() - 1],
-                sum,
-            }
-        }
-        PageSlice::Float(v) => {
-            let (min, max, sum) = min_max_sum(v, f64::from);
-            StatisticsValues::Float {
-                min,
-                max,
-                first: v[0],
-                last: v[v.len() - 1],
-                sum,
-            }
-        }
-        PageSlice::Double(v) => {
-            let (min, max, sum) = min_max_sum(v, |x| x);
-            StatisticsValues::Double {
-                min,
-                max,
-                first: v[0],
-                last: v[v.len() - 1],
-                sum,
-            }
-        }
+        PageSlice::Int64(v) => int64(v, min_max_sum(v, |x| x as f64)),
+        PageSlice::Float(v) => float(v, min_max_sum(v, f64::from)),
+        PageSlice::Double(v) => double(v, min_max_sum(v, |x| x)),
         PageSlice::Binary(offsets, data) => {
             let get = |i: usize| data[offsets[i]..offsets[i + 1]].to_vec();
             let n = offsets.len() - 1;
@@ -163,12 +136,7 @@ pub(crate) fn of_page(
             }
         }
     };
-    Statistics {
-        count,
-        start_time,
-        end_time,
-        values,
-    }
+    with(values, count as usize, start_time, end_time)
 }
 
 /// [`of_page`] of several pages (`(values, start_time, end_time)` each, at least one value
