@@ -15,7 +15,7 @@ use memchr::{memchr, memchr2};
 use crate::error::{Error, Result};
 use crate::infer::{ColumnInfer, Columns};
 use crate::locator::{BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest};
-use crate::rowread::{check_stride, projection_indices, start_block};
+use crate::rowread::{check_stride, end_on_error, projection_indices, start_block};
 use crate::scan::{
     FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, skip_records,
     zero_bytes,
@@ -737,14 +737,7 @@ impl Iterator for CsvBatches {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        match self.next_batch() {
-            Ok(Some(b)) => Some(Ok(b)),
-            Ok(None) => None,
-            Err(e) => {
-                self.remaining = 0;
-                Some(Err(e))
-            }
-        }
+        end_on_error(self.next_batch(), &mut self.remaining)
     }
 }
 
@@ -757,9 +750,9 @@ mod tests {
     #[test]
     fn window_path_equals_the_portable_path_on_byte_soup() {
         let alphabet = b"a,b\n\"1-.0\r9,,\n\xc3\xa9\xff e";
-        for case in 0..crate::window::stress_cases(300) {
+        for case in 0..crate::testutil::stress_cases(300) {
             let mut text = b"h1,h2,h3\n".to_vec();
-            text.extend(crate::window::byte_soup(
+            text.extend(crate::testutil::byte_soup(
                 case as u64 * 7919,
                 40 + case % 400,
                 alphabet,
@@ -836,14 +829,9 @@ mod tests {
             "-0.0",
             "0.00000000000000000000000000000000000000000000000000000000001",
         ];
-        let mut x: u64 = 0x0123_4567_89ab_cdef;
-        let mut next = move |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
-        for case in 0..crate::window::stress_cases(200) {
+        let mut rng = crate::testutil::XorShift(0x0123_4567_89ab_cdef);
+        let mut next = move |n: usize| rng.below(n);
+        for case in 0..crate::testutil::stress_cases(200) {
             let ncols = 1 + next(6);
             let mut text = (0..ncols)
                 .map(|i| format!("c{i}"))

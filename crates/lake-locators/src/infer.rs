@@ -743,12 +743,10 @@ mod tests {
     #[test]
     fn text_bounds_by_prefix_keys_equal_plain_min_max() {
         // Short alphabets make equal prefixes, shared prefixes and zero bytes common.
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rng = crate::testutil::XorShift(0x9e37_79b9_7f4a_7c15);
         let mut texts: Vec<Vec<u8>> = Vec::new();
         for _ in 0..5_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next();
             let len = (x % 12) as usize;
             texts.push(
                 (0..len)

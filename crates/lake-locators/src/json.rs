@@ -23,7 +23,8 @@ use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
 use crate::rowread::{
-    batch_size, check_stride, decode_json, projection_indices, schema_for_read, start_block,
+    batch_size, check_stride, decode_json, end_on_error, projection_indices, schema_for_read,
+    start_block,
 };
 use crate::scan::{
     FileBytes, array_next, bom_len, check_utf8, check_utf8_at, json_value_end, skip_ws,
@@ -619,14 +620,7 @@ impl Iterator for JsonBatches {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        match self.next_batch() {
-            Ok(Some(b)) => Some(Ok(b)),
-            Ok(None) => None,
-            Err(e) => {
-                self.remaining = 0;
-                Some(Err(e))
-            }
-        }
+        end_on_error(self.next_batch(), &mut self.remaining)
     }
 }
 
@@ -638,9 +632,9 @@ mod tests {
     #[test]
     fn window_path_equals_the_portable_path_on_byte_soup() {
         let alphabet = b"{}\"a:,1-.0\n\\e9tr[] \xc3\xa9nul";
-        for case in 0..crate::window::stress_cases(300) {
+        for case in 0..crate::testutil::stress_cases(300) {
             let mut text = b"{\"a\":1,\"b\":\"x\"}\n".to_vec();
-            text.extend(crate::window::byte_soup(
+            text.extend(crate::testutil::byte_soup(
                 case as u64 * 7919,
                 40 + case % 400,
                 alphabet,
@@ -734,14 +728,9 @@ mod tests {
             "[1,2]",
             "\"0123456789012345678901234567890123456789\"",
         ];
-        let mut x: u64 = 0x0123_4567_89ab_cdef;
-        let mut next = move |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
-        for case in 0..crate::window::stress_cases(300) {
+        let mut rng = crate::testutil::XorShift(0x0123_4567_89ab_cdef);
+        let mut next = move |n: usize| rng.below(n);
+        for case in 0..crate::testutil::stress_cases(300) {
             let mut text = String::new();
             for _ in 0..next(60) {
                 let members = next(9);

@@ -34,6 +34,8 @@ pub mod rows;
 mod scan;
 pub mod sniff;
 pub mod stats;
+#[cfg(test)]
+mod testutil;
 pub mod trace;
 pub mod types;
 mod window;

@@ -20,7 +20,8 @@ use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
 use crate::rowread::{
-    batch_size, check_stride, decode_json, projection_indices, schema_for_read, start_block,
+    batch_size, check_stride, decode_json, end_on_error, projection_indices, schema_for_read,
+    start_block,
 };
 use crate::scan::FileBytes;
 use crate::stats::StatsBuilder;
@@ -566,14 +567,7 @@ impl Iterator for MsgPackBatches {
         if self.remaining == 0 {
             return None;
         }
-        match self.next_batch() {
-            Ok(Some(b)) => Some(Ok(b)),
-            Ok(None) => None,
-            Err(e) => {
-                self.remaining = 0;
-                Some(Err(e))
-            }
-        }
+        end_on_error(self.next_batch(), &mut self.remaining)
     }
 }
 

@@ -515,11 +515,9 @@ mod tests {
             assert_eq!(decimal_value(t.as_bytes()), None, "{t}");
         }
         // A brute-force sweep of short decimals.
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rng = crate::testutil::XorShift(0x2545_f491_4f6c_dd1d);
         for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next();
             let t = format!("{}.{}", x % 10_000_000, (x >> 32) % 1_000_000);
             let want: f64 = t.parse().unwrap();
             assert_eq!(
@@ -534,11 +532,9 @@ mod tests {
 
     #[test]
     fn word_at_a_time_digit_values() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rng = crate::testutil::XorShift(0x2545_f491_4f6c_dd1d);
         for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next();
             let n = 1 + (x % 18) as usize;
             let digits: String = (0..n)
                 .map(|i| char::from(b'0' + ((x >> (i * 3)) % 10) as u8))
@@ -566,11 +562,9 @@ mod tests {
 
     #[test]
     fn strictly_inside_never_errs() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rng = crate::testutil::XorShift(0x2545_f491_4f6c_dd1d);
         for _ in 0..50_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next();
             let d = Decimal {
                 mantissa: x % (1 << 53),
                 scale: (x >> 56) as usize % 23,

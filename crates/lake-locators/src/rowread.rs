@@ -125,3 +125,17 @@ pub(crate) fn decode_json(
 pub(crate) fn batch_size(requested: usize) -> usize {
     if requested == 0 { 8192 } else { requested }
 }
+/// The next item of a row-format batch iterator from its `next_batch` result: an error is
+/// returned once and ends the iteration (`remaining` becomes 0).
+pub(crate) fn end_on_error(
+    next: Result<Option<RecordBatch>>,
+    remaining: &mut u64,
+) -> Option<Result<RecordBatch>> {
+    match next {
+        Ok(batch) => batch.map(Ok),
+        Err(e) => {
+            *remaining = 0;
+            Some(Err(e))
+        }
+    }
+}

@@ -180,13 +180,8 @@ mod tests {
             Field::new("f", DataType::Float64, true),
             Field::new("s", DataType::Utf8, true),
         ]));
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::testutil::XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut next = move || rng.next();
         let mut b = StatsBuilder::new(&schema, &StatsColumns::All);
         let (mut ints, mut floats, mut strs) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..20 {

@@ -324,32 +324,6 @@ impl Window<JSON> for Avx2Window {
     }
 }
 
-/// The number of random cases a differential test runs: `n`, or `n` times the value of
-/// `BAZAN_STRESS` for a long soak of the fast paths against the portable ones.
-#[cfg(test)]
-pub(crate) fn stress_cases(n: usize) -> usize {
-    let times = std::env::var("BAZAN_STRESS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(1);
-    n * times.max(1)
-}
-
-/// Random byte soup over the structural bytes of the row formats, with a valid header or
-/// first line now and then: for differential tests of indexers.
-#[cfg(test)]
-pub(crate) fn byte_soup(seed: u64, len: usize, alphabet: &[u8]) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            alphabet[(x % alphabet.len() as u64) as usize]
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,16 +362,8 @@ mod tests {
     fn vector_masks_equal_bytewise_masks() {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
-            let mut x: u64 = 0x1234_5678_9abc_def1;
             let alphabet = b",;\n\"09/:-.a\xc3\xa9\x80\xff\t\\{}[] \r";
-            let data: Vec<u8> = (0..4096)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    alphabet[(x % alphabet.len() as u64) as usize]
-                })
-                .collect();
+            let data = crate::testutil::byte_soup(0x1234_5678_9abc_def1, 4096, alphabet);
             for delim in [b',', b'\t', b';'] {
                 check::<CSV>(&data, delim);
             }

@@ -1,0 +1,38 @@
+//! Helpers shared by the unit tests of this crate: a seeded pseudo-random generator, the
+//! number of random cases of a differential test, and random byte soup.
+
+/// Marsaglia's xorshift64: a fixed seed gives the same cases on every run.
+pub(crate) struct XorShift(pub(crate) u64);
+
+impl XorShift {
+    /// The next 64 random bits.
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (> 0).
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// The number of random cases a differential test runs: `n`, or `n` times the value of
+/// `BAZAN_STRESS` for a long soak of the fast paths against the portable ones.
+pub(crate) fn stress_cases(n: usize) -> usize {
+    let times = std::env::var("BAZAN_STRESS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(1);
+    n * times.max(1)
+}
+
+/// `len` random bytes of `alphabet`: for differential tests of indexers.
+pub(crate) fn byte_soup(seed: u64, len: usize, alphabet: &[u8]) -> Vec<u8> {
+    let mut rng = XorShift(seed | 1);
+    (0..len)
+        .map(|_| alphabet[rng.below(alphabet.len())])
+        .collect()
+}
