@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use lake_map::discovery::{WalkError, check_entry_path, discover_lenient, mtime_ms};
@@ -22,21 +21,10 @@ use crate::error::Result;
 use crate::hash::blake3_file;
 use crate::report::{DoctorReport, ErrorKind, PathError};
 
-/// Progress of a run, passed to the callback as entries are checked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Progress {
-    /// Map entries checked so far.
-    pub done_files: u64,
-    /// Map entries to check.
-    pub total_files: u64,
-    /// Bytes hashed so far (blake3 mode).
-    pub done_bytes: u64,
-    /// Bytes to hash (0 in metadata mode).
-    pub total_bytes: u64,
-}
-
-/// A progress callback (called from worker threads).
-pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+/// Progress of a run (the type map creation reports too), passed to the callback as entries
+/// are checked: files are map entries, bytes are the bytes hashed (blake3 mode; 0 to do in
+/// metadata mode).
+pub use lake_map::{Progress, ProgressFn};
 
 /// Everything [`diagnose`] needs besides the map.
 #[derive(Clone, Default)]

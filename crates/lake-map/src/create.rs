@@ -19,16 +19,18 @@ use crate::handlers::HandlerRegistry;
 use crate::lake_map::{LakeMap, MapEntry, assign_first_global_rows};
 use crate::map_file::write_map;
 
-/// Progress of a build, passed to the callback after each indexed file.
+/// Progress of a long run over the files of a lake, passed to a callback: after each indexed
+/// file when a map is built (bytes are the files' sizes), and by the Lake Doctor as map
+/// entries are checked (bytes are the bytes hashed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Progress {
-    /// Files indexed so far.
+    /// Files done so far.
     pub done_files: u64,
-    /// Files to index.
+    /// Files to do.
     pub total_files: u64,
-    /// Bytes of the files indexed so far.
+    /// Bytes done so far.
     pub done_bytes: u64,
-    /// Bytes of all files to index.
+    /// Bytes to do.
     pub total_bytes: u64,
 }
 
