@@ -85,6 +85,16 @@ impl TsFileWriter {
         &self.opts
     }
 
+    /// Writes an encoded chunk; its record for the index.
+    fn emit_chunk(&mut self, c: chunk::ChunkBytes) -> WriteResult<ChunkRecord> {
+        let offset = self.pos as i64;
+        self.emit(&c.bytes)?;
+        Ok(ChunkRecord {
+            offset,
+            statistics: c.statistics,
+        })
+    }
+
     fn emit(&mut self, bytes: &[u8]) -> WriteResult<()> {
         let out = self.out.as_mut().ok_or(WriteError::Closed)?;
         let io = |source| WriteError::Io {
@@ -492,22 +502,12 @@ impl TsFileWriter {
             let mut time_pages = std::mem::take(&mut dev.time_sealed);
             time_pages.extend(encoded.next().unwrap_or_default());
             let c = chunk::time_chunk(time_pages, &self.opts);
-            let offset = self.pos as i64;
-            self.emit(&c.bytes)?;
-            dev.time_chunks.push(ChunkRecord {
-                offset,
-                statistics: c.statistics,
-            });
+            dev.time_chunks.push(self.emit_chunk(c)?);
             for (s, more) in dev.series.values_mut().zip(encoded) {
                 let mut pages = std::mem::take(&mut s.sealed);
                 pages.extend(more);
                 let c = chunk::value_chunk(codec_of(&s.schema), pages);
-                let offset = self.pos as i64;
-                self.emit(&c.bytes)?;
-                s.chunks.push(ChunkRecord {
-                    offset,
-                    statistics: c.statistics,
-                });
+                s.chunks.push(self.emit_chunk(c)?);
                 s.values.clear();
                 s.validity.clear();
             }
@@ -519,12 +519,7 @@ impl TsFileWriter {
                 }
                 let codec = codec_of(&s.schema);
                 let c = chunk::series_chunk(codec, &s.values, &s.times, &self.opts)?;
-                let offset = self.pos as i64;
-                self.emit(&c.bytes)?;
-                s.chunks.push(ChunkRecord {
-                    offset,
-                    statistics: c.statistics,
-                });
+                s.chunks.push(self.emit_chunk(c)?);
                 s.values.clear();
                 s.times.clear();
             }
