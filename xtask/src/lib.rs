@@ -11,6 +11,7 @@
 pub mod bench;
 pub mod conformance;
 pub mod fixtures;
+pub mod rng;
 pub mod tidy;
 
 use std::path::{Path, PathBuf};

@@ -13,7 +13,6 @@
 use std::fs::{self, File};
 use std::io::{BufWriter, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -68,7 +67,7 @@ pub fn run() -> anyhow::Result<()> {
         bytes as f64 / 1e9,
         lake.display()
     );
-    let peer = duckdb_available();
+    let peer = super::timing::python_imports("duckdb");
     if !peer {
         println!("peer unavailable: DuckDB (pip install duckdb) cannot be imported by python3");
     }
@@ -301,17 +300,12 @@ fn schema() -> SchemaRef {
     ]))
 }
 
-struct Gen(u64);
+/// The rows of the generated lake, from a deterministic generator.
+struct Gen(crate::rng::XorShift);
 
 impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
     fn row(&mut self) -> (String, i64, f64) {
-        let r = self.next();
+        let r = self.0.next_u64();
         let code = format!(
             "c{:03}-{}",
             r % 997,
@@ -334,7 +328,7 @@ pub(crate) fn generate(lake: &Path) -> anyhow::Result<()> {
     fs::create_dir_all(lake)?;
     println!("generating the bench lake at {} (once)...", lake.display());
     let mut gid = 0i64;
-    let mut g = Gen(0x9e37_79b9_7f4a_7c15);
+    let mut g = Gen(crate::rng::XorShift(0x9e37_79b9_7f4a_7c15));
     for (name, rows) in FILES {
         let path = lake.join(name);
         let ext = name.rsplit('.').next().unwrap_or("");
@@ -406,13 +400,6 @@ pub(crate) fn generate(lake: &Path) -> anyhow::Result<()> {
     }
     fs::write(marker, VERSION)?;
     Ok(())
-}
-
-fn duckdb_available() -> bool {
-    Command::new("python3")
-        .args(["-c", "import duckdb"])
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 /// Runs a Python snippet that prints the best time in seconds of `body` over 3 runs.

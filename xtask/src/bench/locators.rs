@@ -246,17 +246,8 @@ fn schema() -> SchemaRef {
     ]))
 }
 
-/// A small deterministic generator (xorshift), so that runs compare the same bytes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+/// The deterministic generator, so that runs compare the same bytes.
+use crate::rng::XorShift as Rng;
 
 /// Rows `[first, first + n)`: `gid` = row number, a random 8-letter `code`, a random `v`
 /// (every 10th null) and a random `x` with two decimals (every 7th null).
@@ -265,14 +256,16 @@ fn chunk(rng: &mut Rng, first: u64, n: usize) -> anyhow::Result<RecordBatch> {
     let mut vs = Vec::with_capacity(n);
     let mut xs = Vec::with_capacity(n);
     for i in 0..n as u64 {
-        let r = rng.next();
+        let r = rng.next_u64();
         let code: String = (0..8)
             .map(|k| char::from(b'a' + ((r >> (k * 5)) % 26) as u8))
             .collect();
         codes.push(code);
         let g = first + i;
-        vs.push((!g.is_multiple_of(10)).then(|| (rng.next() >> 20) as i64 - (1 << 43)));
-        xs.push((!g.is_multiple_of(7)).then(|| ((rng.next() % 2_000_000) as f64 - 1e6) / 100.0));
+        vs.push((!g.is_multiple_of(10)).then(|| (rng.next_u64() >> 20) as i64 - (1 << 43)));
+        xs.push(
+            (!g.is_multiple_of(7)).then(|| ((rng.next_u64() % 2_000_000) as f64 - 1e6) / 100.0),
+        );
     }
     Ok(RecordBatch::try_new(
         schema(),

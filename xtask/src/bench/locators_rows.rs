@@ -27,7 +27,7 @@ pub fn run() -> anyhow::Result<()> {
     let ndjson = dir.join("rows.ndjson");
     generate(&csv, false)?;
     generate(&ndjson, true)?;
-    let peer = duckdb_available();
+    let peer = super::timing::python_imports("duckdb");
     if !peer {
         println!("peer unavailable: DuckDB (pip install duckdb) cannot be imported by python3");
     }
@@ -234,13 +234,6 @@ fn bench_file(path: &Path, locator: &dyn Locator, reader: &str, peer: bool) -> a
         duck.offset / ours.as_secs_f64()
     );
     Ok(())
-}
-
-fn duckdb_available() -> bool {
-    Command::new("python3")
-        .args(["-c", "import duckdb"])
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 struct Duck {

@@ -43,3 +43,11 @@ pub fn python_seconds(script: &str) -> anyhow::Result<Duration> {
         .context("peer printed no time")?;
     Ok(Duration::from_secs_f64(secs))
 }
+
+/// True when `python3 -c "import MODULES"` works (`modules` as in an import statement).
+pub fn python_imports(modules: &str) -> bool {
+    Command::new("python3")
+        .args(["-c", &format!("import {modules}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}

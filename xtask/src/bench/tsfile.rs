@@ -161,12 +161,7 @@ fn py_path(p: &Path) -> String {
 
 /// True when `import tsfile, pyarrow` works, after trying to install them once.
 fn peer_available() -> bool {
-    let import = || {
-        Command::new("python3")
-            .args(["-c", "import tsfile, pyarrow"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
+    let import = || super::timing::python_imports("tsfile, pyarrow");
     if import() {
         return true;
     }

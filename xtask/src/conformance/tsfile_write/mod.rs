@@ -28,23 +28,8 @@ mod cases;
 
 use cases::{table_cases, tree_cases};
 
-/// A small deterministic generator (xorshift), so every run writes the same files.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        (self.next() % 10_000) as f64 / 10_000.0 < p
-    }
-}
+/// The deterministic generator, so every run writes the same files.
+use crate::rng::XorShift as Rng;
 
 /// One column: name, type, encoding, compression.
 type Col = (&'static str, T, E, C);
@@ -85,7 +70,7 @@ fn value(rng: &mut Rng, t: T, i: usize) -> Value {
         }
         // No NUL byte: the official reader's row API (tree model) truncates values there.
         T::Blob => json!(
-            rng.next()
+            rng.next_u64()
                 .to_be_bytes()
                 .iter()
                 .map(|b| format!("{:02x}", (*b).max(1)))
