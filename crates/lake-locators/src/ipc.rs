@@ -366,41 +366,45 @@ impl Locator for ArrowFileLocator {
                             .project(&cols)
                             .map_err(|e| Error::Schema(e.to_string()))?,
                     );
-                    if footer.dictionaries.is_empty() {
-                        // Decoded straight from a memory map: the batches' buffers are
-                        // slices of the map, nothing is copied.
-                        let bytes = FileBytes::open(path)?.to_buffer();
-                        if bytes.len() as u64 != len {
-                            return Err(Error::malformed(
-                                path,
-                                FILE_FORMAT,
-                                "the file changed size while it was being indexed",
-                            ));
-                        }
-                        let decoder = FileDecoder::new(schema.clone(), footer.version)
-                            .with_projection(cols.clone());
-                        let batches = footer.blocks.iter().filter_map(|b| {
-                            let block = arrow_ipc::Block::new(
-                                b.offset as i64,
-                                b.meta_len as i32,
-                                b.body_len as i64,
-                            );
-                            let data = bytes.slice_with_length(
-                                b.offset as usize,
-                                (b.meta_len + b.body_len) as usize,
-                            );
-                            decoder
-                                .read_record_batch(&block, &data)
-                                .map_err(|e| lib(path, FILE_FORMAT, e))
-                                .transpose()
-                        });
-                        Some(data_stats(&projected, &options.stats, batches)?)
-                    } else {
-                        let reader = FileReader::try_new(BufReader::new(file), Some(cols.clone()))
-                            .map_err(|e| lib(path, FILE_FORMAT, e))?;
-                        let batches = reader.map(|r| r.map_err(|e| lib(path, FILE_FORMAT, e)));
-                        Some(data_stats(&projected, &options.stats, batches)?)
+                    // Decoded straight from a memory map: the batches' buffers are slices of
+                    // the map, nothing is copied.
+                    let bytes = FileBytes::open(path)?.to_buffer();
+                    if bytes.len() as u64 != len {
+                        return Err(Error::malformed(
+                            path,
+                            FILE_FORMAT,
+                            "the file changed size while it was being indexed",
+                        ));
                     }
+                    // The footer blocks were checked to lie inside the file.
+                    let message = |b: &FooterBlock| {
+                        let block = arrow_ipc::Block::new(
+                            b.offset as i64,
+                            b.meta_len as i32,
+                            b.body_len as i64,
+                        );
+                        let data = bytes.slice_with_length(
+                            b.offset as usize,
+                            (b.meta_len + b.body_len) as usize,
+                        );
+                        (block, data)
+                    };
+                    let mut decoder = FileDecoder::new(schema.clone(), footer.version)
+                        .with_projection(cols.clone());
+                    for b in &footer.dictionaries {
+                        let (block, data) = message(b);
+                        decoder
+                            .read_dictionary(&block, &data)
+                            .map_err(|e| lib(path, FILE_FORMAT, e))?;
+                    }
+                    let batches = footer.blocks.iter().filter_map(|b| {
+                        let (block, data) = message(b);
+                        decoder
+                            .read_record_batch(&block, &data)
+                            .map_err(|e| lib(path, FILE_FORMAT, e))
+                            .transpose()
+                    });
+                    Some(data_stats(&projected, &options.stats, batches)?)
                 }
             };
             Ok(FileIndex {

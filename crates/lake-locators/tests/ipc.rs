@@ -264,3 +264,51 @@ fn malformed_ipc_files_are_typed_errors() {
         assert!(matches!(err, Error::Malformed { .. }), "{what}: {err}");
     }
 }
+
+/// A file with dictionary batches: statistics of the plain columns are decoded next to them
+/// (the dictionary column itself has none).
+#[test]
+fn stats_of_a_file_with_dictionaries() {
+    use arrow_array::DictionaryArray;
+    use arrow_array::types::Int32Type;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.arrow");
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new(
+            "tag",
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+            true,
+        ),
+        Field::new("s", DataType::Utf8, true),
+    ]));
+    let mut w = FileWriter::try_new(File::create(&path).unwrap(), &schema).unwrap();
+    for (first, tags) in [(0i64, ["b", "a", "b"]), (3, ["b", "a", "a"])] {
+        let tags: DictionaryArray<Int32Type> = tags.into_iter().collect();
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from_iter_values(first..first + 3)),
+                Arc::new(tags),
+                Arc::new(StringArray::from(vec![Some("x"), None, Some("m")])),
+            ],
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+    }
+    w.finish().unwrap();
+    let index = ArrowFileLocator
+        .index(&path, &IndexOptions::default())
+        .unwrap();
+    assert_eq!(index.row_count, 6);
+    let stats = index.stats.unwrap();
+    assert_eq!(stats["id"], ColumnStats::Int { min: 0, max: 5 });
+    assert_eq!(
+        stats["s"],
+        ColumnStats::Str {
+            min_str: "m".into(),
+            max_str: "x".into()
+        }
+    );
+    assert!(!stats.contains_key("tag"));
+}
