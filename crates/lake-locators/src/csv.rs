@@ -20,7 +20,8 @@ use crate::scan::{
     FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, skip_records,
     zero_bytes,
 };
-use crate::window::{CSV, MaskCache, Masks, NoWindow, Window};
+use crate::window::csv_class::{DELIM, HIGH, NEWLINE, NON_DIGIT, QUOTE};
+use crate::window::{CSV, MaskCache, NoWindow, Window};
 
 /// The locator of the delimited formats.
 #[derive(Debug, Clone, Copy, Default)]
@@ -323,22 +324,22 @@ fn record_in_window(
     format: &'static str,
     data: &[u8],
     pos: usize,
-    m: &Masks,
+    m: &[u64; CSV],
     cols: &mut [ColumnInfer],
 ) -> Result<Option<(usize, usize)>> {
-    if m.newline == 0 {
+    if m[NEWLINE] == 0 {
         return Ok(None);
     }
-    let e = m.newline.trailing_zeros();
+    let e = m[NEWLINE].trailing_zeros();
     let before = (1u64 << e) - 1;
-    if m.quote & before != 0 {
+    if m[QUOTE] & before != 0 {
         return Ok(None);
     }
-    if m.high & before != 0 {
+    if m[HIGH] & before != 0 {
         check_utf8_at(path, format, data, pos, pos + e as usize)?;
     }
     let end = pos + e as usize + 1;
-    let mut cuts = m.delim & before;
+    let mut cuts = m[DELIM] & before;
     let n = cuts.count_ones() as usize + 1;
     if n != cols.len() {
         return Ok(Some((end, n)));
@@ -356,7 +357,7 @@ fn record_in_window(
             cuts.trailing_zeros()
         };
         cuts &= cuts.wrapping_sub(1);
-        c.observe_masked(data, pos, s, t, m.non_digit);
+        c.observe_masked(data, pos, s, t, m[NON_DIGIT]);
         s = t + 1;
     }
     Ok(Some((end, n)))
@@ -388,7 +389,7 @@ fn long_record<W: Window<CSV>>(
     if ncols == 0 {
         return Ok(None);
     }
-    let Some(mut m) = cache.window::<W>(data, pos, delim).map(Masks::csv) else {
+    let Some(mut m) = cache.window::<W>(data, pos, delim) else {
         return Ok(None);
     };
     let mut base = pos;
@@ -397,7 +398,7 @@ fn long_record<W: Window<CSV>>(
     let mut high = false;
     let mut c = 0;
     while c < ncols {
-        let t = ((m.delim | m.newline) & from_bit(s)).trailing_zeros() as usize;
+        let t = ((m[DELIM] | m[NEWLINE]) & from_bit(s)).trailing_zeros() as usize;
         if t >= 64 {
             if s == 0 {
                 return Ok(None);
@@ -405,23 +406,23 @@ fn long_record<W: Window<CSV>>(
             base += s;
             s = 0;
             match cache.window::<W>(data, base, delim) {
-                Some(next) => m = Masks::csv(next),
+                Some(next) => m = next,
                 None => return Ok(None),
             }
             continue;
         }
         let field = from_bit(s) & !from_bit(t);
-        let line_end = m.newline & (1 << t) != 0;
+        let line_end = m[NEWLINE] & (1 << t) != 0;
         // A quote, or a line ending before the last column or going on after it.
-        if m.quote & field != 0 || line_end != (c + 1 == ncols) {
+        if m[QUOTE] & field != 0 || line_end != (c + 1 == ncols) {
             return Ok(None);
         }
-        high |= m.high & field != 0;
+        high |= m[HIGH] & field != 0;
         let mut end = t;
         if line_end && t > s && data[base + t - 1] == b'\r' {
             end = t - 1;
         }
-        cols[c].observe_masked(data, base, s as u32, end as u32, m.non_digit);
+        cols[c].observe_masked(data, base, s as u32, end as u32, m[NON_DIGIT]);
         c += 1;
         s = t + 1;
     }
@@ -516,8 +517,8 @@ fn scan_records<W: Window<CSV>>(
         }
         // Most records are short and hold no quote: their fields and number shapes come
         // from the window masks at the record start.
-        let window = match cache.window::<W>(data, pos, h.delim).map(Masks::csv) {
-            Some(m) if m.newline != 0 => {
+        let window = match cache.window::<W>(data, pos, h.delim) {
+            Some(m) if m[NEWLINE] != 0 => {
                 record_in_window(path, h.format, data, pos, &m, &mut cols.cols)?
             }
             Some(_) => long_record::<W>(

@@ -477,7 +477,7 @@ impl ColumnInfer {
     /// Classifies the delimited-text field `data[base + s..base + t]` (empty = null; `t` < 64)
     /// and records it, like [`ColumnInfer::observe_field_at`], with the number shape read off
     /// `non_digit`, the mask of the bytes from `base` on that are not ASCII digits (see
-    /// [`crate::window::Masks`]): `-?[0-9]{1,18}` is `Int`, digits with one `.` are `Decimal`.
+    /// [`crate::window::csv_class`]): `-?[0-9]{1,18}` is `Int`, digits with one `.` are `Decimal`.
     #[inline(always)]
     pub(crate) fn observe_masked(
         &mut self,

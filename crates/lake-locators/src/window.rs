@@ -1,13 +1,13 @@
 //! Byte-class bitmasks of 64-byte windows of a row-format file, one bit per byte: where the
-//! delimiters (commas for JSON), line feeds, quotes and (for JSON) backslashes are, which
-//! bytes are not ASCII digits and which are not ASCII at all. The row indexers find a whole record's
-//! fields and classify its numbers from these masks with a few bit operations per field,
-//! instead of reading each field byte by byte.
+//! delimiters (commas and closing braces for JSON), line feeds, quotes and (for JSON)
+//! backslashes are, which bytes are not ASCII digits and which are not ASCII at all. The row
+//! indexers find a whole record's fields and classify its numbers from these masks with a few
+//! bit operations per field, instead of reading each field byte by byte.
 //!
 //! The masks come from a [`Window`] implementation chosen once per file: AVX2 where the CPU
 //! has it (two 32-byte compares per class), or [`NoWindow`], which computes none so that the
-//! caller keeps its portable word-at-a-time path. A class set is an array of `K` masks; its
-//! order is given by the `*_CLASSES` index constants below.
+//! caller keeps its portable word-at-a-time path. A class set is an array of `K` masks in the
+//! order of the index constants of [`csv_class`] and [`json_class`].
 
 /// Number of classes of a delimited-text window.
 pub(crate) const CSV: usize = 5;
@@ -30,33 +30,18 @@ pub(crate) mod json_class {
     pub(crate) const CLOSE: usize = 5;
 }
 
-/// The classes of a delimited-text window, by name.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Masks {
+/// Indices of the classes of a delimited-text window ([`CSV`] of them).
+pub(crate) mod csv_class {
     /// The delimiter byte.
-    pub(crate) delim: u64,
+    pub(crate) const DELIM: usize = 0;
     /// `\n`.
-    pub(crate) newline: u64,
+    pub(crate) const NEWLINE: usize = 1;
     /// `"`.
-    pub(crate) quote: u64,
+    pub(crate) const QUOTE: usize = 2;
     /// Every byte other than `0`–`9`.
-    pub(crate) non_digit: u64,
+    pub(crate) const NON_DIGIT: usize = 3;
     /// Bytes with the high bit set (not ASCII).
-    pub(crate) high: u64,
-}
-
-impl Masks {
-    /// The named view of a [`CSV`] class array.
-    #[inline(always)]
-    pub(crate) fn csv(m: [u64; CSV]) -> Masks {
-        Masks {
-            delim: m[0],
-            newline: m[1],
-            quote: m[2],
-            non_digit: m[3],
-            high: m[4],
-        }
-    }
+    pub(crate) const HIGH: usize = 4;
 }
 
 /// The class masks of up to 64 bytes computed one byte at a time: the reference the vector
