@@ -293,19 +293,19 @@ fn header(path: &Path, data: &[u8]) -> Result<Header> {
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Header, FileIndex)> {
     #[cfg(target_arch = "x86_64")]
     if crate::window::avx2_available() {
-        // SAFETY: the CPU has AVX2, BMI1 and POPCNT, checked just above.
+        // SAFETY: the CPU has AVX2, BMI1, BMI2 and POPCNT, checked just above.
         return unsafe { index_avx2(path, data, options) };
     }
     index_with::<NoWindow>(path, data, options)
 }
 
 /// [`index_with`] compiled with AVX2 (and the bit instructions of the same CPUs: BMI1's
-/// `tzcnt`, `popcnt`) enabled, over AVX2 window masks.
+/// `tzcnt`, BMI2's shifts, `popcnt`) enabled, over AVX2 window masks.
 ///
 /// # Safety
-/// The CPU must support AVX2, BMI1 and POPCNT.
+/// The CPU must support AVX2, BMI1, BMI2 and POPCNT.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,popcnt")]
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
 unsafe fn index_avx2(
     path: &Path,
     data: &[u8],

@@ -18,7 +18,7 @@ use crate::csv::finish_blocks;
 use crate::error::{Error, Result};
 use crate::infer::{Columns, null_to_utf8};
 use crate::jsontok::{ObjError, scan_object_in};
-use crate::jsonwin::compact_line;
+use crate::jsonwin::{Template, compact_line, template_line};
 use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
@@ -118,18 +118,18 @@ fn syntax(path: &Path, format: &'static str, at: usize, msg: &str, row: u64) -> 
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileIndex> {
     #[cfg(target_arch = "x86_64")]
     if crate::window::avx2_available() {
-        // SAFETY: the CPU has AVX2, BMI1 and POPCNT, checked just above.
+        // SAFETY: the CPU has AVX2, BMI1, BMI2 and POPCNT, checked just above.
         return unsafe { index_avx2(path, data, options) };
     }
     index_with::<NoWindow>(path, data, options)
 }
 
-/// [`index_with`] compiled with AVX2, BMI1 and POPCNT enabled, over AVX2 window masks.
+/// [`index_with`] compiled with AVX2, BMI1, BMI2 and POPCNT enabled, over AVX2 window masks.
 ///
 /// # Safety
-/// The CPU must support AVX2, BMI1 and POPCNT.
+/// The CPU must support AVX2, BMI1, BMI2 and POPCNT.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,popcnt")]
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
 unsafe fn index_avx2(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileIndex> {
     index_with::<crate::window::Avx2Window>(path, data, options)
 }
@@ -268,13 +268,30 @@ fn scan_values<W: Window<JSON>>(
             let mut ascii_to = 0;
             let mut lines_to = 0;
             let mut cache = MaskCache::<JSON>::new();
+            let mut template = Template::default();
             loop {
-                // Compact flat lines are read from window masks.
-                if !nested
-                    && W::ENABLED
-                    && let Some((nl, high)) =
-                        compact_line::<W>(data, pos, &mut cache, &mut cols, wanted)
+                // Compact flat lines are read from window masks: by the member names of the
+                // previous line when they repeat, else member by member.
+                let compact = if nested || !W::ENABLED {
+                    None
+                } else if template.active()
+                    && let Some(done) =
+                        template_line::<W>(data, pos, &mut cache, &mut cols, &template)
                 {
+                    template.hit();
+                    Some(done)
+                } else {
+                    let order = &mut template.order;
+                    let done = compact_line::<W>(data, pos, &mut cache, &mut cols, wanted, order);
+                    if template.learning() {
+                        template.missed();
+                        if done.is_some() {
+                            template.learn(&cols);
+                        }
+                    }
+                    done
+                };
+                if let Some((nl, high)) = compact {
                     // Non-ASCII bytes are checked as the general path does (the same error).
                     if high {
                         check_utf8_at(path, format, data, pos, nl)?;

@@ -188,12 +188,14 @@ pub(crate) fn inside_quotes(quotes: u64) -> u64 {
     x
 }
 
-/// True when the CPU runs the AVX2 indexing loops: AVX2, and BMI1 and POPCNT for the bit
-/// operations on the masks (every AVX2 CPU has them, but each is its own feature flag).
+/// True when the CPU runs the AVX2 indexing loops: AVX2, and BMI1, BMI2 and POPCNT for the
+/// bit operations on the masks (`tzcnt`, shifts by a register without `cl`, `popcnt`: every
+/// AVX2 CPU has them, but each is its own feature flag).
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn avx2_available() -> bool {
     std::arch::is_x86_feature_detected!("avx2")
         && std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("bmi2")
         && std::arch::is_x86_feature_detected!("popcnt")
 }
 
