@@ -689,6 +689,26 @@ mod tests {
         );
     }
 
+    /// A line break inside a string splits the row (JSON strings hold no raw line breaks):
+    /// every path reports the broken line, even with the window and template fast paths.
+    #[test]
+    fn line_break_inside_a_string_is_an_error() {
+        let long = format!("{{\"a\":\"{}\"}}\n", "z".repeat(70));
+        for at in [0, 1, 5] {
+            let mut text = long.repeat(at);
+            text.push_str("{\"a\":\"x\ny\"}\n");
+            text.push_str(&long.repeat(3));
+            let path = Path::new("t.ndjson");
+            for stats in [StatsColumns::None, StatsColumns::All] {
+                let options = IndexOptions { stride: 4, stats };
+                let fast = index_bytes(path, text.as_bytes(), &options);
+                assert!(fast.is_err(), "{fast:?}");
+                let portable = index_lazy::<NoWindow>(path, text.as_bytes(), &options, false);
+                assert_eq!(format!("{fast:?}"), format!("{portable:?}"));
+            }
+        }
+    }
+
     /// A member ending right at the end of a window that is also the end of the data.
     #[test]
     fn member_at_the_window_edge_is_an_error_not_a_panic() {

@@ -12,7 +12,7 @@
 use crate::infer::{ColumnInfer, Columns};
 use crate::locator::StatsColumns;
 use crate::numbers::{NumberKind, masked_number};
-use crate::window::json_class::{BACKSLASH, CLOSE, COMMA, HIGH, NON_DIGIT, QUOTE};
+use crate::window::json_class::{BACKSLASH, CLOSE, COMMA, HIGH, NEWLINE, NON_DIGIT, QUOTE};
 use crate::window::{JSON, MaskCache, Window, inside_quotes};
 
 /// Bits `from` and above.
@@ -135,7 +135,8 @@ fn member(
     // reads exact bytes at the boundaries (a member starts with `"`, its name's quote is
     // followed by `:`, a value is one string, a number shape or a literal up to the next
     // comma or brace outside strings), so any other byte makes the line fall back.
-    if ve <= v || m[BACKSLASH] & span != 0 {
+    // A line break inside a string is not JSON: the general path reports it.
+    if ve <= v || (m[BACKSLASH] | m[NEWLINE]) & span != 0 {
         return Member::Other;
     }
     let key = base + p + 1;
@@ -299,11 +300,14 @@ pub(crate) fn template_line<W: Window<JSON>>(
     let mut terms = (m[COMMA] | m[CLOSE]) & !inside_quotes(m[QUOTE]);
     let mut p = 1;
     let mut high = false;
-    // Escapes and non-ASCII bytes are looked for once per window, over the members read
-    // from it: the bytes before `p`.
+    // Escapes, line breaks inside strings and non-ASCII bytes are looked for once per
+    // window, over the members read from it: the bytes before `p`.
     let special = |m: &[u64; JSON], p: usize| {
         let before = !from_bit(p);
-        (m[BACKSLASH] & before != 0, m[HIGH] & before != 0)
+        (
+            (m[BACKSLASH] | m[NEWLINE]) & before != 0,
+            m[HIGH] & before != 0,
+        )
     };
     let last = template.slots.len().checked_sub(1)?;
     let mut i = 0;

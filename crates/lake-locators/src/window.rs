@@ -12,7 +12,7 @@
 /// Number of classes of a delimited-text window.
 pub(crate) const CSV: usize = 5;
 /// Number of classes of a JSON-lines window.
-pub(crate) const JSON: usize = 6;
+pub(crate) const JSON: usize = 7;
 
 /// Indices of the classes of a JSON-lines window ([`JSON`] of them).
 pub(crate) mod json_class {
@@ -28,6 +28,8 @@ pub(crate) mod json_class {
     pub(crate) const HIGH: usize = 4;
     /// `}`.
     pub(crate) const CLOSE: usize = 5;
+    /// `\n` (never inside a valid JSON string).
+    pub(crate) const NEWLINE: usize = 6;
 }
 
 /// Indices of the classes of a delimited-text window ([`CSV`] of them).
@@ -66,6 +68,7 @@ pub(crate) fn bytewise<const K: usize>(window: &[u8], delim: u8) -> [u64; K] {
                 !b.is_ascii_digit(),
                 b >= 0x80,
                 b == b'}',
+                b == b'\n',
             ]
         };
         for (c, &hit) in classes.iter().enumerate() {
@@ -294,6 +297,7 @@ impl Window<JSON> for Avx2Window {
             let backslash = _mm256_set1_epi8(b'\\' as i8);
             let comma = _mm256_set1_epi8(b',' as i8);
             let close = _mm256_set1_epi8(b'}' as i8);
+            let newline = _mm256_set1_epi8(b'\n' as i8);
             let zero = _mm256_set1_epi8(b'0' as i8);
             let nine = _mm256_set1_epi8(9);
             [
@@ -306,6 +310,7 @@ impl Window<JSON> for Avx2Window {
                 }),
                 both!(lo, hi, v => v),
                 both!(lo, hi, v => _mm256_cmpeq_epi8(v, close)),
+                both!(lo, hi, v => _mm256_cmpeq_epi8(v, newline)),
             ]
         }
     }
