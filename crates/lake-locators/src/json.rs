@@ -18,7 +18,7 @@ use crate::csv::finish_blocks;
 use crate::error::{Error, Result};
 use crate::infer::{Columns, null_to_utf8};
 use crate::jsontok::{ObjError, scan_object_in};
-use crate::jsonwin::{Template, compact_line, template_line};
+use crate::jsonwin::{StreamLines, Template, compact_line, template_line};
 use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
@@ -30,7 +30,7 @@ use crate::scan::{
     FileBytes, array_next, bom_len, check_utf8, check_utf8_at, json_value_end, skip_ws,
 };
 use crate::stats::StatsBuilder;
-use crate::window::{JSON, MaskCache, NoWindow, Window};
+use crate::window::{JSON, MaskCache, NoWindow};
 
 /// The locator of the JSON family.
 #[derive(Debug, Clone, Copy, Default)]
@@ -66,6 +66,11 @@ fn layout(path: &Path, data: &[u8]) -> Layout {
         Layout::Lines
     }
 }
+
+/// Lines read one by one before the streaming reader is tried again after it read none
+/// (lines it cannot read, such as long values or escapes, would otherwise pay for the try).
+/// Tests try it on every line, so that the differential tests reach it as often as they can.
+const STREAM_PAUSE: u32 = if cfg!(test) { 0 } else { 64 };
 
 #[inline]
 fn is_ws(b: u8) -> bool {
@@ -166,7 +171,7 @@ fn observe_value(
 
 /// The indexing pass, generic over how window masks are computed (line files only).
 #[inline(always)]
-fn index_with<W: Window<JSON>>(
+fn index_with<W: StreamLines>(
     path: &Path,
     data: &[u8],
     options: &IndexOptions,
@@ -177,7 +182,7 @@ fn index_with<W: Window<JSON>>(
 /// [`index_with`], with numbers' text bounds left out while their column is numeric when
 /// `lazy` (tests compare it with the eager reading).
 #[inline(always)]
-fn index_lazy<W: Window<JSON>>(
+fn index_lazy<W: StreamLines>(
     path: &Path,
     data: &[u8],
     options: &IndexOptions,
@@ -214,7 +219,7 @@ fn index_lazy<W: Window<JSON>>(
 /// count and whether a nested value was met. With `lazy`, numbers of numeric columns leave
 /// their text bounds out (see [`Columns::lazy_text_bounds`]).
 #[inline(always)]
-fn scan_values<W: Window<JSON>>(
+fn scan_values<W: StreamLines>(
     path: &Path,
     data: &[u8],
     options: &IndexOptions,
@@ -236,13 +241,14 @@ fn scan_values<W: Window<JSON>>(
     let mut blocks: Vec<Block> = Vec::new();
     let mut rows = 0u64;
     let stride = options.stride;
-    // The next checkpoint row: a comparison per row instead of a 64-bit division.
-    let mut next_checkpoint = 0u64;
+    // The next checkpoint row: a comparison per row instead of a 64-bit division. A shared
+    // cell, so that the streaming reader can be told how many rows are left before it.
+    let next_checkpoint = std::cell::Cell::new(0u64);
     // True when a block starts here.
-    let mut checkpoint = |blocks: &mut Vec<Block>, rows: u64, at: usize| {
-        let starts = rows == next_checkpoint;
+    let checkpoint = |blocks: &mut Vec<Block>, rows: u64, at: usize| {
+        let starts = rows == next_checkpoint.get();
         if starts {
-            next_checkpoint += stride;
+            next_checkpoint.set(rows + stride);
             blocks.push(Block {
                 ordinal: blocks.len() as u64,
                 first_row: rows,
@@ -269,7 +275,25 @@ fn scan_values<W: Window<JSON>>(
             let mut lines_to = 0;
             let mut cache = MaskCache::<JSON>::new();
             let mut template = Template::default();
+            // Lines before the streaming reader is tried again after it read none.
+            let mut stream_pause = 0u32;
             loop {
+                // Runs of lines that repeat the template are streamed block by block, up to
+                // the line that starts the next checkpoint block (read below, which notes it).
+                if W::ENABLED && !nested && template.active() && rows < next_checkpoint.get() {
+                    if stream_pause == 0 {
+                        let left = next_checkpoint.get() - rows;
+                        let (end, n) =
+                            W::stream_lines(path, format, data, pos, left, &template, &mut cols)?;
+                        rows += n;
+                        pos = end;
+                        if n == 0 {
+                            stream_pause = STREAM_PAUSE;
+                        }
+                    } else {
+                        stream_pause -= 1;
+                    }
+                }
                 // Compact flat lines are read from window masks: by the member names of the
                 // previous line when they repeat, else member by member.
                 let compact = if nested || !W::ENABLED {
@@ -705,6 +729,123 @@ mod tests {
                 assert!(fast.is_err(), "{fast:?}");
                 let portable = index_lazy::<NoWindow>(path, text.as_bytes(), &options, false);
                 assert_eq!(format!("{fast:?}"), format!("{portable:?}"));
+            }
+        }
+    }
+
+    /// Files whose lines mostly repeat one layout (the streaming reader's case), with values
+    /// of every shape and now and then a line of another layout: the index equals the
+    /// portable path's, or the error does.
+    #[test]
+    fn streamed_lines_equal_the_portable_path() {
+        const NAMES: &[&str] = &["id", "code", "v", "x", "a,b", "thirteen_char", "\u{e9}"];
+        const VALUES: &[&str] = &[
+            "0",
+            "-7",
+            "123456789012345678",
+            "1234567890123456789",
+            "-8673.29",
+            "1e5",
+            "01",
+            "\"abc\"",
+            "\"a,b:}{[\"",
+            "\"x\\\"y\"",
+            "\"a\\\\\"",
+            "\"\"",
+            "\"\u{e9}t\u{e9}\"",
+            "true",
+            "null",
+            "{\"n\":1}",
+            "[1,2]",
+            "\"0123456789012345678901234567890123456789012345678901234567890123\"",
+            // Made invalid UTF-8 below.
+            "\"BAD\"",
+        ];
+        let mut rng = crate::testutil::XorShift(0x5eed_0f57_12ea_0001);
+        let mut next = move |n: usize| rng.below(n);
+        for case in 0..crate::testutil::stress_cases(120) {
+            let members = 1 + next(5);
+            let names: Vec<&str> = (0..members).map(|_| NAMES[next(NAMES.len())]).collect();
+            // Per file, how often a value is odd and how often a line breaks the layout.
+            let odd = 2 + next(40);
+            let other = 2 + next(200);
+            let mut text = String::new();
+            for _ in 0..50 + next(250) {
+                let mut line = String::from("{");
+                let layout_break = next(other) == 0;
+                for (m, name) in names.iter().enumerate() {
+                    if m > 0 {
+                        line.push(',');
+                    }
+                    let name = if layout_break {
+                        NAMES[next(NAMES.len())]
+                    } else {
+                        name
+                    };
+                    let value = if next(odd) == 0 {
+                        VALUES[next(VALUES.len())]
+                    } else {
+                        VALUES[next(5)]
+                    };
+                    line.push_str(&format!("\"{name}\":{value}"));
+                }
+                line.push('}');
+                if next(other) == 0 {
+                    line.push(' ');
+                }
+                text.push_str(&line);
+                text.push_str(["\n", "\n", "\n", "\r\n", "\n\n"][next(5)]);
+            }
+            let text = text.replace("BAD", "\u{e9}BAD").into_bytes();
+            let text: Vec<u8> = text
+                .windows(2)
+                .map(|w| if w == [0xa9, b'B'] { 0xff } else { w[0] })
+                .chain(text.last().copied())
+                .collect();
+            let path = Path::new("t.ndjson");
+            for (stride, stats) in [
+                (7, StatsColumns::None),
+                (64, StatsColumns::All),
+                (1, StatsColumns::All),
+            ] {
+                let options = IndexOptions { stride, stats };
+                let fast = index_bytes(path, &text, &options);
+                let portable = index_lazy::<NoWindow>(path, &text, &options, false);
+                assert_eq!(
+                    format!("{fast:?}"),
+                    format!("{portable:?}"),
+                    "case {case}:\n{}",
+                    String::from_utf8_lossy(&text)
+                );
+            }
+        }
+    }
+
+    /// An escaped string in a run of lines of one layout (read by the streaming reader and
+    /// the template): its statistics are of the unescaped text, as on the portable path.
+    #[test]
+    fn escaped_strings_in_streamed_runs() {
+        for at in [0, 1, 10, 19] {
+            let mut text = String::new();
+            for i in 0..20 {
+                let v = if i == at { "a\\\\" } else { "q" };
+                text.push_str(&format!("{{\"a\":\"{v}\",\"b\":{i}}}\n"));
+            }
+            for stride in [1, 5, 100] {
+                let options = IndexOptions {
+                    stride,
+                    stats: StatsColumns::All,
+                };
+                let path = Path::new("t.ndjson");
+                let fast = index_bytes(path, text.as_bytes(), &options).unwrap();
+                assert_eq!(
+                    fast.stats.unwrap()["a"],
+                    crate::locator::ColumnStats::Str {
+                        min_str: "a\\".into(),
+                        max_str: "q".into()
+                    },
+                    "line {at}, stride {stride}"
+                );
             }
         }
     }

@@ -9,11 +9,17 @@
 //! is harmless (types and bounds only grow), so the fast path may give up halfway through a
 //! line.
 
+use std::path::Path;
+
+use crate::error::Result;
 use crate::infer::{ColumnInfer, Columns};
 use crate::locator::StatsColumns;
 use crate::numbers::{NumberKind, masked_number};
+use crate::scan::check_utf8_at;
+#[cfg(target_arch = "x86_64")]
+use crate::window::Avx2Window;
 use crate::window::json_class::{BACKSLASH, CLOSE, COMMA, HIGH, NEWLINE, NON_DIGIT, QUOTE};
-use crate::window::{JSON, MaskCache, Window, inside_quotes};
+use crate::window::{JSON, MaskCache, NoWindow, Window, inside_quotes};
 
 /// Bits `from` and above.
 #[inline(always)]
@@ -297,18 +303,16 @@ pub(crate) fn template_line<W: Window<JSON>>(
     }
     let mut base = pos;
     let mut m = cache.window::<W>(data, base, 0)?;
-    let mut terms = (m[COMMA] | m[CLOSE]) & !inside_quotes(m[QUOTE]);
-    let mut p = 1;
-    let mut high = false;
-    // Escapes, line breaks inside strings and non-ASCII bytes are looked for once per
-    // window, over the members read from it: the bytes before `p`.
-    let special = |m: &[u64; JSON], p: usize| {
-        let before = !from_bit(p);
-        (
-            (m[BACKSLASH] | m[NEWLINE]) & before != 0,
-            m[HIGH] & before != 0,
-        )
+    // Member ends, and the first escape or line break of the window: no member reaching it
+    // is recorded (an escaped string's raw bytes are not its text).
+    let ends = |m: &[u64; JSON]| {
+        let stop = (m[BACKSLASH] | m[NEWLINE]).trailing_zeros() as usize;
+        ((m[COMMA] | m[CLOSE]) & !inside_quotes(m[QUOTE]), stop)
     };
+    let (mut terms, mut stop) = ends(&m);
+    let mut p = 1;
+    // Non-ASCII bytes are looked for once per window, over the members read from it.
+    let mut high = false;
     let last = template.slots.len().checked_sub(1)?;
     let mut i = 0;
     while i <= last {
@@ -325,22 +329,18 @@ pub(crate) fn template_line<W: Window<JSON>>(
             if p == 0 {
                 return None;
             }
-            let (escape, non_ascii) = special(&m, p);
-            if escape {
-                return None;
-            }
-            high |= non_ascii;
+            high |= m[HIGH] & !from_bit(p) != 0;
             base += p;
             p = 0;
             m = cache.window::<W>(data, base, 0)?;
-            terms = (m[COMMA] | m[CLOSE]) & !inside_quotes(m[QUOTE]);
+            (terms, stop) = ends(&m);
             continue;
         }
         let at = base + p;
         let word = u128::from_le_bytes(data.get(at..at + 16)?.try_into().ok()?);
         // The terminator must be a comma before the last member and the brace after it.
         let close = m[CLOSE] & (1 << ve) != 0;
-        if word & slot.mask != slot.pattern || ve <= v || close != (i == last) {
+        if word & slot.mask != slot.pattern || ve <= v || ve > stop || close != (i == last) {
             return None;
         }
         if !record_value(data, base, v, ve, &m, cols.cols.get_mut(slot.col)?) {
@@ -349,10 +349,184 @@ pub(crate) fn template_line<W: Window<JSON>>(
         p = ve + 1;
         i += 1;
     }
-    let (escape, non_ascii) = special(&m, p);
-    if escape {
-        return None;
-    }
-    high |= non_ascii;
+    high |= m[HIGH] & !from_bit(p) != 0;
     line_break(data, base + p).map(|nl| (nl, high))
+}
+
+/// Reads up to `max_lines` consecutive lines from `pos` (a line start) that
+/// [`template_line`] would read, streaming the data in 64-byte blocks instead of a window
+/// per line: member ends come from the commas and closing braces outside strings of each
+/// block, so a member costs a bit scan, one 16-byte name compare and its value's
+/// classification. Returns where it stopped (the start of the first line it did not read)
+/// and the lines read. A line it cannot read (any other shape, an escape, a value of 64 bytes
+/// or more, a line in the last 64 bytes of the data) is left to the caller, possibly with
+/// some of its members recorded (harmless, as for [`compact_line`]). The UTF-8 of a line
+/// holding non-ASCII bytes is checked (the error of the general path).
+#[inline(always)]
+fn stream_lines<W: Window<JSON>>(
+    path: &Path,
+    format: &'static str,
+    data: &[u8],
+    pos: usize,
+    max_lines: u64,
+    template: &Template,
+    cols: &mut Columns,
+) -> Result<(usize, u64)> {
+    let slots = template.slots.as_slice();
+    let Some(last) = slots.len().checked_sub(1) else {
+        return Ok((pos, 0));
+    };
+    if !W::ENABLED || max_lines == 0 || data.get(pos) != Some(&b'{') {
+        return Ok((pos, 0));
+    }
+    let mut lines = 0u64;
+    // The line being read, the member being read and where that member starts (its name's
+    // opening quote).
+    let mut line = pos;
+    let mut i = 0;
+    let mut s = pos + 1;
+    // Whether the line holds a byte that is not ASCII.
+    let mut high = false;
+    // The block being read, all ones when it starts inside a string, and the masks of the
+    // block before it (for values that start there).
+    let mut base = pos;
+    let mut carry = 0u64;
+    let mut prev = [0u64; JSON];
+    while base + 64 <= data.len() {
+        let m = W::block(data, base, 0);
+        let inside = inside_quotes(m[QUOTE]) ^ carry;
+        carry = ((inside as i64) >> 63) as u64;
+        if m[BACKSLASH] != 0 {
+            break;
+        }
+        high |= m[HIGH] != 0;
+        // Member ends, and line breaks (inside a string too, where they are an error).
+        let mut ends = ((m[COMMA] | m[CLOSE]) & !inside) | m[NEWLINE];
+        while ends != 0 {
+            let bit = ends.trailing_zeros() as usize;
+            let e = base + bit;
+            ends &= ends - 1;
+            let byte = data.get(e).copied();
+            if i > last {
+                // The line break right after the closing brace (or its `\r`).
+                if byte != Some(b'\n') || !(e == s || (e == s + 1 && data[s] == b'\r')) {
+                    return Ok((line, lines));
+                }
+                if high {
+                    check_utf8_at(path, format, data, line, e)?;
+                }
+                lines += 1;
+                line = e + 1;
+                high = m[HIGH] & from_bit(bit + 1) != 0;
+                if lines == max_lines || data.get(line) != Some(&b'{') {
+                    return Ok((line, lines));
+                }
+                i = 0;
+                s = line + 1;
+                continue;
+            }
+            let slot = slots[i];
+            let v = s + slot.len;
+            let want = if i == last { b'}' } else { b',' };
+            if e <= v || e - v >= 64 || byte != Some(want) {
+                return Ok((line, lines));
+            }
+            let Some(name) = data.get(s..s + 16) else {
+                return Ok((line, lines));
+            };
+            let mut word = [0u8; 16];
+            word.copy_from_slice(name);
+            if u128::from_le_bytes(word) & slot.mask != slot.pattern {
+                return Ok((line, lines));
+            }
+            // The value's quotes and non-digits from `v` on, out of this block and the one
+            // before (`v` is at most 63 bytes before the block, as `e - v < 64`).
+            let off = v + 64 - base;
+            let mut w = [0u64; JSON];
+            for k in [QUOTE, NON_DIGIT] {
+                w[k] = if off >= 64 {
+                    m[k] >> (off - 64)
+                } else {
+                    (prev[k] >> off) | (m[k] << (64 - off))
+                };
+            }
+            let Some(col) = cols.cols.get_mut(slot.col) else {
+                return Ok((line, lines));
+            };
+            if !record_value(data, v, 0, e - v, &w, col) {
+                return Ok((line, lines));
+            }
+            i += 1;
+            s = e + 1;
+        }
+        prev = m;
+        base += 64;
+    }
+    Ok((line, lines))
+}
+
+/// The window kinds that stream JSON lines ([`stream_lines`]).
+pub(crate) trait StreamLines: Window<JSON> {
+    /// [`stream_lines`] over this window kind.
+    fn stream_lines(
+        path: &Path,
+        format: &'static str,
+        data: &[u8],
+        pos: usize,
+        max_lines: u64,
+        template: &Template,
+        cols: &mut Columns,
+    ) -> Result<(usize, u64)>;
+}
+
+impl StreamLines for NoWindow {
+    fn stream_lines(
+        _: &Path,
+        _: &'static str,
+        _: &[u8],
+        pos: usize,
+        _: u64,
+        _: &Template,
+        _: &mut Columns,
+    ) -> Result<(usize, u64)> {
+        Ok((pos, 0))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl StreamLines for Avx2Window {
+    #[inline(always)]
+    fn stream_lines(
+        path: &Path,
+        format: &'static str,
+        data: &[u8],
+        pos: usize,
+        max_lines: u64,
+        template: &Template,
+        cols: &mut Columns,
+    ) -> Result<(usize, u64)> {
+        // SAFETY: `Avx2Window` is only used after `avx2_available()` said yes (see
+        // `crate::window`), which checks every feature `stream_avx2` enables.
+        unsafe { stream_avx2(path, format, data, pos, max_lines, template, cols) }
+    }
+}
+
+/// [`stream_lines`] over AVX2 windows, compiled as a function of its own: inlined into the
+/// indexing loop, its state would share that loop's registers and spill.
+///
+/// # Safety
+/// The CPU must support AVX2, BMI1, BMI2 and POPCNT.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
+#[inline(never)]
+unsafe fn stream_avx2(
+    path: &Path,
+    format: &'static str,
+    data: &[u8],
+    pos: usize,
+    max_lines: u64,
+    template: &Template,
+    cols: &mut Columns,
+) -> Result<(usize, u64)> {
+    stream_lines::<Avx2Window>(path, format, data, pos, max_lines, template, cols)
 }
