@@ -1,13 +1,20 @@
-//! The JSON-lines fast path: a compact flat object on one line, read from the window masks of
-//! [`crate::window`] (`{"k":v,…}` without whitespace, escapes or nested values). String
-//! extents come from a prefix XOR of the quote mask, value ends from the commas and closing
-//! braces outside strings, number shapes from the non-digit mask: a handful of bit operations
-//! per member instead of a byte-by-byte walk.
+//! The JSON-lines fast paths: compact flat objects on one line (`{"k":v,…}` without
+//! whitespace, escapes or nested values), read from the byte-class masks of
+//! [`crate::window`]. String extents come from a prefix XOR of the quote mask, value ends
+//! from the commas and closing braces outside strings, number shapes from the non-digit mask:
+//! a handful of bit operations per member instead of a byte-by-byte walk. Three tiers, each
+//! falling back to the one before:
+//!
+//! - [`compact_line`] reads any compact line member by member from 64-byte windows, looking
+//!   each name up (by the expected next column first);
+//! - [`template_line`] reads a line whose member names are those of the previous compact
+//!   line, in order ([`Template`]), matching each `"name":` with one 16-byte compare;
+//! - [`StreamLines`] reads whole runs of such lines block by block, with no window per line.
 //!
 //! Anything else (whitespace, escapes, nested values, exponents, members longer than about
 //! 60 bytes) is left to the general tokenizer of [`crate::jsontok`]. Recording a member twice
-//! is harmless (types and bounds only grow), so the fast path may give up halfway through a
-//! line.
+//! is harmless (types and bounds only grow), so a fast path may give up halfway through a
+//! line, but never after recording a value it did not read exactly.
 
 use std::path::Path;
 
