@@ -18,7 +18,7 @@ use crate::csv::finish_blocks;
 use crate::error::{Error, Result};
 use crate::infer::{Columns, null_to_utf8};
 use crate::jsontok::{ObjError, scan_object_in};
-use crate::jsonwin::{StreamLines, Template, compact_line, template_line};
+use crate::jsonwin::{Template, compact_line, stream_lines, template_line};
 use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
@@ -30,7 +30,7 @@ use crate::scan::{
     FileBytes, array_next, bom_len, check_utf8, check_utf8_at, json_value_end, skip_ws,
 };
 use crate::stats::StatsBuilder;
-use crate::window::{JSON, MaskCache, NoWindow};
+use crate::window::{JSON, MaskCache, NoWindow, Window};
 
 /// The locator of the JSON family.
 #[derive(Debug, Clone, Copy, Default)]
@@ -171,7 +171,7 @@ fn observe_value(
 
 /// The indexing pass, generic over how window masks are computed (line files only).
 #[inline(always)]
-fn index_with<W: StreamLines>(
+fn index_with<W: Window<JSON>>(
     path: &Path,
     data: &[u8],
     options: &IndexOptions,
@@ -182,7 +182,7 @@ fn index_with<W: StreamLines>(
 /// [`index_with`], with numbers' text bounds left out while their column is numeric when
 /// `lazy` (tests compare it with the eager reading).
 #[inline(always)]
-fn index_lazy<W: StreamLines>(
+fn index_lazy<W: Window<JSON>>(
     path: &Path,
     data: &[u8],
     options: &IndexOptions,
@@ -219,7 +219,7 @@ fn index_lazy<W: StreamLines>(
 /// count and whether a nested value was met. With `lazy`, numbers of numeric columns leave
 /// their text bounds out (see [`Columns::lazy_text_bounds`]).
 #[inline(always)]
-fn scan_values<W: StreamLines>(
+fn scan_values<W: Window<JSON>>(
     path: &Path,
     data: &[u8],
     options: &IndexOptions,
@@ -284,7 +284,7 @@ fn scan_values<W: StreamLines>(
                     if stream_pause == 0 {
                         let left = next_checkpoint.get() - rows;
                         let (end, n) =
-                            W::stream_lines(path, format, data, pos, left, &template, &mut cols)?;
+                            stream_lines::<W>(path, format, data, pos, left, &template, &mut cols)?;
                         rows += n;
                         pos = end;
                         if n == 0 {

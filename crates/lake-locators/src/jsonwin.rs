@@ -9,7 +9,7 @@
 //!   each name up (by the expected next column first);
 //! - [`template_line`] reads a line whose member names are those of the previous compact
 //!   line, in order ([`Template`]), matching each `"name":` with one 16-byte compare;
-//! - [`StreamLines`] reads whole runs of such lines block by block, with no window per line.
+//! - [`stream_lines`] reads whole runs of such lines block by block, with no window per line.
 //!
 //! Anything else (whitespace, escapes, nested values, exponents, members longer than about
 //! 60 bytes) is left to the general tokenizer of [`crate::jsontok`]. Recording a member twice
@@ -23,10 +23,8 @@ use crate::infer::{ColumnInfer, Columns};
 use crate::locator::StatsColumns;
 use crate::numbers::{NumberKind, masked_number};
 use crate::scan::check_utf8_at;
-#[cfg(target_arch = "x86_64")]
-use crate::window::Avx2Window;
 use crate::window::json_class::{BACKSLASH, CLOSE, COMMA, HIGH, NEWLINE, NON_DIGIT, QUOTE};
-use crate::window::{JSON, MaskCache, NoWindow, Window, inside_quotes};
+use crate::window::{JSON, MaskCache, Window, inside_quotes};
 
 /// Bits `from` and above.
 #[inline(always)]
@@ -370,7 +368,7 @@ pub(crate) fn template_line<W: Window<JSON>>(
 /// some of its members recorded (harmless, as for [`compact_line`]). The UTF-8 of a line
 /// holding non-ASCII bytes is checked (the error of the general path).
 #[inline(always)]
-fn stream_lines<W: Window<JSON>>(
+pub(crate) fn stream_lines<W: Window<JSON>>(
     path: &Path,
     format: &'static str,
     data: &[u8],
@@ -470,70 +468,4 @@ fn stream_lines<W: Window<JSON>>(
         base += 64;
     }
     Ok((line, lines))
-}
-
-/// The window kinds that stream JSON lines ([`stream_lines`]).
-pub(crate) trait StreamLines: Window<JSON> {
-    /// [`stream_lines`] over this window kind.
-    fn stream_lines(
-        path: &Path,
-        format: &'static str,
-        data: &[u8],
-        pos: usize,
-        max_lines: u64,
-        template: &Template,
-        cols: &mut Columns,
-    ) -> Result<(usize, u64)>;
-}
-
-impl StreamLines for NoWindow {
-    fn stream_lines(
-        _: &Path,
-        _: &'static str,
-        _: &[u8],
-        pos: usize,
-        _: u64,
-        _: &Template,
-        _: &mut Columns,
-    ) -> Result<(usize, u64)> {
-        Ok((pos, 0))
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-impl StreamLines for Avx2Window {
-    #[inline(always)]
-    fn stream_lines(
-        path: &Path,
-        format: &'static str,
-        data: &[u8],
-        pos: usize,
-        max_lines: u64,
-        template: &Template,
-        cols: &mut Columns,
-    ) -> Result<(usize, u64)> {
-        // SAFETY: `Avx2Window` is only used after `avx2_available()` said yes (see
-        // `crate::window`), which checks every feature `stream_avx2` enables.
-        unsafe { stream_avx2(path, format, data, pos, max_lines, template, cols) }
-    }
-}
-
-/// [`stream_lines`] over AVX2 windows, compiled as a function of its own: inlined into the
-/// indexing loop, its state would share that loop's registers and spill.
-///
-/// # Safety
-/// The CPU must support AVX2, BMI1, BMI2 and POPCNT.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
-#[inline(never)]
-unsafe fn stream_avx2(
-    path: &Path,
-    format: &'static str,
-    data: &[u8],
-    pos: usize,
-    max_lines: u64,
-    template: &Template,
-    cols: &mut Columns,
-) -> Result<(usize, u64)> {
-    stream_lines::<Avx2Window>(path, format, data, pos, max_lines, template, cols)
 }
