@@ -19,6 +19,29 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 
+/// Runs a peer (a `python3` script) and returns its output. A peer that cannot start or
+/// fails is "peer unavailable", with the last line of its error output (`fallback` when it
+/// printed none) and `hint` after it.
+pub fn run_peer(
+    cmd: &mut Command,
+    fallback: &str,
+    hint: &str,
+) -> anyhow::Result<std::process::Output> {
+    let out = cmd
+        .output()
+        .context("peer unavailable: cannot run python3")?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let why = stderr
+            .lines()
+            .last()
+            .unwrap_or(fallback)
+            .trim_start_matches("peer unavailable: ");
+        bail!("peer unavailable: {why}{hint}");
+    }
+    Ok(out)
+}
+
 /// The workspace root (the parent of `xtask/`).
 pub fn workspace_root() -> PathBuf {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -6,7 +6,7 @@
 use std::process::Command;
 use std::time::Instant;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use tsfile_index::TsFileReader;
 use tsfile_index::query::TableQuery;
 use tsfile_index::writer::{TsFileWriter, WriterOptions};
@@ -90,22 +90,15 @@ pub fn run() -> anyhow::Result<()> {
             size = std::fs::metadata(&path)?.len();
             std::fs::remove_file(&path)?;
         }
-        let out = Command::new("python3")
-            .arg(&script)
-            .arg(&src)
-            .arg(TABLE)
-            .arg(REPS.to_string())
-            .output()
-            .context("peer unavailable: cannot run python3")?;
-        if !out.status.success() {
-            bail!(
-                "peer unavailable: {}",
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("the peer script failed")
-            );
-        }
+        let out = crate::run_peer(
+            Command::new("python3")
+                .arg(&script)
+                .arg(&src)
+                .arg(TABLE)
+                .arg(REPS.to_string()),
+            "the peer script failed",
+            "",
+        )?;
         let peer: serde_json::Value = serde_json::from_slice(&out.stdout).context("peer output")?;
         peer_best = peer["seconds"]
             .as_array()

@@ -404,19 +404,11 @@ fn official(files: &[PathBuf], plain_time: bool) -> anyhow::Result<Vec<Value>> {
         // the encoding in the chunk header (README "official reader quirks").
         cmd.arg("--plain-time");
     }
-    let out = cmd
-        .args(files)
-        .output()
-        .context("peer unavailable: cannot run python3")?;
-    if out.status.code() == Some(3) || !out.status.success() {
-        let why = String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .last()
-            .unwrap_or("tsfile_read.py failed")
-            .trim_start_matches("peer unavailable: ")
-            .to_string();
-        bail!("peer unavailable: {why} (pip install -r xtask/requirements.txt)");
-    }
+    let out = crate::run_peer(
+        cmd.args(files),
+        "tsfile_read.py failed",
+        " (pip install -r xtask/requirements.txt)",
+    )?;
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).context("tsfile_read.py printed invalid JSON"))
@@ -522,22 +514,15 @@ fn identity(dir: &Path, tmp: &Path, name: &str) -> anyhow::Result<()> {
     let exp: Value = serde_json::from_slice(&std::fs::read(&json)?)?;
     let theirs = tmp.join(format!("{name}.cpp.tsfile"));
     let script = crate::workspace_root().join("xtask/tsfile_cpp_write.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(&json)
-        .arg(&theirs)
-        .arg("UNCOMPRESSED")
-        .output()
-        .context("peer unavailable: cannot run python3")?;
-    if !out.status.success() {
-        bail!(
-            "peer unavailable: {}",
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .last()
-                .unwrap_or("tsfile_cpp_write.py failed")
-        );
-    }
+    crate::run_peer(
+        Command::new("python3")
+            .arg(&script)
+            .arg(&json)
+            .arg(&theirs)
+            .arg("UNCOMPRESSED"),
+        "tsfile_cpp_write.py failed",
+        "",
+    )?;
     let ours = tmp.join(format!("{name}.ours.tsfile"));
     write_like_cpp(&exp, C::Uncompressed, &ours)?;
     let (a, b) = (std::fs::read(&ours)?, std::fs::read(&theirs)?);
