@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::infer::{ColumnInfer, Columns};
 use crate::locator::{BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest};
 use crate::rowread::{check_stride, end_on_error, projection_indices, start_block};
+use crate::rowshape::{ShapeMasks, stream_records};
 use crate::scan::{
     FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, skip_records,
     zero_bytes,
@@ -163,6 +164,13 @@ fn unescape_into(text: &[u8], out: &mut Vec<u8>) {
 /// Delimiter positions [`scan_plain_record`] buffers; wider records take the general path.
 const MAX_CUTS: usize = 64;
 
+/// Records in a row that must miss the whole-record type check before it pauses.
+const SHAPE_MISSES: u32 = 16;
+
+/// Records read field by field before the whole-record type check is tried again (none in
+/// tests, so that the differential tests reach it on every record).
+const SHAPE_PAUSE: u32 = if cfg!(test) { 0 } else { 1024 };
+
 /// The high bit of every byte of a word.
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
@@ -293,25 +301,33 @@ fn header(path: &Path, data: &[u8]) -> Result<Header> {
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Header, FileIndex)> {
     #[cfg(target_arch = "x86_64")]
     if crate::window::avx2_available() {
+        // Runs of records are only read without statistics (see `rowshape`); with them,
+        // the classes only runs read are not computed.
         // SAFETY: the CPU has AVX2, BMI1, BMI2 and POPCNT, checked just above.
-        return unsafe { index_avx2(path, data, options) };
+        return unsafe {
+            if options.stats.is_none() {
+                index_avx2::<crate::window::Avx2Window>(path, data, options)
+            } else {
+                index_avx2::<crate::window::Avx2LeanWindow>(path, data, options)
+            }
+        };
     }
     index_with::<NoWindow>(path, data, options)
 }
 
 /// [`index_with`] compiled with AVX2 (and the bit instructions of the same CPUs: BMI1's
-/// `tzcnt`, BMI2's shifts, `popcnt`) enabled, over AVX2 window masks.
+/// `tzcnt`, BMI2's `pdep` and shifts, `popcnt`) enabled, over AVX2 window masks `W`.
 ///
 /// # Safety
 /// The CPU must support AVX2, BMI1, BMI2 and POPCNT.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
-unsafe fn index_avx2(
+unsafe fn index_avx2<W: Window<CSV>>(
     path: &Path,
     data: &[u8],
     options: &IndexOptions,
 ) -> Result<(Header, FileIndex)> {
-    index_with::<crate::window::Avx2Window>(path, data, options)
+    index_with::<W>(path, data, options)
 }
 
 /// The record starting at `pos` read from the masks of the 64 bytes there: `Some((end,
@@ -498,6 +514,13 @@ fn scan_records<W: Window<CSV>>(
     let mut scratch = Vec::new();
     let mut cuts = [0usize; MAX_CUTS];
     let mut cache = MaskCache::<CSV>::new();
+    // Whole-record type checks (see `rowshape`): `stale` once a record was classified field
+    // by field; after `SHAPE_MISSES` misses in a row they pause for `SHAPE_PAUSE` records.
+    let mut shapes = ShapeMasks::new(ncols);
+    if W::RUNS {
+        shapes.update(&cols.cols);
+    }
+    let (mut stale, mut misses, mut pause) = (false, 0u32, 0u32);
     let mut pos = skip_empty_lines(data, h.body);
     // A countdown instead of `row % stride`: a 64-bit division per row is measurable here.
     let mut until_checkpoint = 0u64;
@@ -517,7 +540,32 @@ fn scan_records<W: Window<CSV>>(
         }
         // Most records are short and hold no quote: their fields and number shapes come
         // from the window masks at the record start.
-        let window = match cache.window::<W>(data, pos, h.delim) {
+        if stale && shapes.enabled && pause == 0 {
+            shapes.update(&cols.cols);
+            stale = false;
+        }
+        let use_shapes = shapes.enabled && pause == 0;
+        // Runs of records that change no column's type are counted, not classified.
+        if use_shapes {
+            let run =
+                stream_records::<W>(data, pos, h.delim, &mut cache, &shapes, until_checkpoint);
+            if run.rows > 0 {
+                if run.high {
+                    check_utf8_at(path, h.format, data, pos, run.end)?;
+                }
+                misses = 0;
+                row += run.rows;
+                until_checkpoint -= run.rows;
+                pos = skip_empty_lines(data, run.end);
+                continue;
+            }
+            misses += 1;
+            if misses == SHAPE_MISSES {
+                (misses, pause) = (0, SHAPE_PAUSE);
+            }
+        }
+        let window = cache.window::<W>(data, pos, h.delim);
+        let window = match window {
             Some(m) if m[NEWLINE] != 0 => {
                 record_in_window(path, h.format, data, pos, &m, &mut cols.cols)?
             }
@@ -589,6 +637,9 @@ fn scan_records<W: Window<CSV>>(
             .at_row(row)
             .at_byte(record as u64));
         }
+        // This record was classified field by field.
+        stale = true;
+        pause = pause.saturating_sub(1);
         row += 1;
         until_checkpoint -= 1;
         pos = skip_empty_lines(data, end);
@@ -743,199 +794,5 @@ impl Iterator for CsvBatches {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::locator::StatsColumns;
-
-    /// Byte soup: the window path and the portable path agree (and neither panics).
-    #[test]
-    fn window_path_equals_the_portable_path_on_byte_soup() {
-        let alphabet = b"a,b\n\"1-.0\r9,,\n\xc3\xa9\xff e";
-        for case in 0..crate::testutil::stress_cases(300) {
-            let mut text = b"h1,h2,h3\n".to_vec();
-            text.extend(crate::testutil::byte_soup(
-                case as u64 * 7919,
-                40 + case % 400,
-                alphabet,
-            ));
-            let path = Path::new("t.csv");
-            for stats in [StatsColumns::None, StatsColumns::All] {
-                let options = IndexOptions { stride: 3, stats };
-                let fast = index_bytes(path, &text, &options).map(|r| r.1);
-                let portable = scan_records::<NoWindow>(path, &text, &options, false).map(
-                    |(h, cols, blocks, rows)| {
-                        assemble(h, &cols, blocks, rows, text.len(), &options).1
-                    },
-                );
-                assert_eq!(format!("{fast:?}"), format!("{portable:?}"), "case {case}");
-            }
-        }
-    }
-
-    /// Random delimited files mixing every field shape the window path decides on (and those
-    /// it must hand over): both paths must give the same index, or the same error.
-    #[test]
-    fn window_path_equals_the_portable_path() {
-        const FIELDS: &[&str] = &[
-            "0",
-            "-7",
-            "123456789012345678",
-            "-123456789012345678",
-            "1234567890123456789",
-            "-",
-            ".",
-            "-.",
-            "1.",
-            ".5",
-            "-8673.29",
-            "2909.6900000000005",
-            "1e5",
-            "1.2.3",
-            "",
-            "abc",
-            "c123-abcd",
-            "true",
-            "FALSE",
-            "\u{e9}t\u{e9}",
-            "\"q,\nx\"",
-            "\"\"\"\"",
-            "9007199254740993.5",
-            "0000000000000000000000000000000000000000000000000000000000000001",
-            "x\ry",
-            "-0",
-            "-0.0",
-            "9999999999999999999",
-        ];
-        const INTS: &[&str] = &[
-            "0",
-            "-7",
-            "123456789012345678",
-            "-123456789012345678",
-            "1234567890123456789",
-            "",
-            "-0",
-            "9999999999999999999",
-            "-9223372036854775808",
-            "-9223372036854775809",
-        ];
-        const NUMBERS: &[&str] = &[
-            "12",
-            "-8673.29",
-            "1.",
-            ".5",
-            "-.5",
-            "2909.6900000000005",
-            "",
-            "1e5",
-            "-0.0",
-            "0.00000000000000000000000000000000000000000000000000000000001",
-        ];
-        let mut rng = crate::testutil::XorShift(0x0123_4567_89ab_cdef);
-        let mut next = move |n: usize| rng.below(n);
-        for case in 0..crate::testutil::stress_cases(200) {
-            let ncols = 1 + next(6);
-            let mut text = (0..ncols)
-                .map(|i| format!("c{i}"))
-                .collect::<Vec<_>>()
-                .join(",");
-            text.push('\n');
-            let rows = next(120);
-            for _ in 0..rows {
-                // Columns of integers only and of numbers only keep a number type.
-                let fields: Vec<&str> = (0..ncols)
-                    .map(|c| match (c + case) % 3 {
-                        0 => INTS[next(INTS.len())],
-                        1 => NUMBERS[next(NUMBERS.len())],
-                        _ => FIELDS[next(FIELDS.len())],
-                    })
-                    .collect();
-                // Now and then a row with a field too few.
-                let n = if next(400) == 0 { ncols - 1 } else { ncols };
-                text.push_str(&fields[..n].join(","));
-                text.push_str(["\n", "\r\n", "\n\n", "\n\r\n"][next(4)]);
-            }
-            if next(2) == 0 {
-                text.pop();
-            }
-            let path = Path::new("t.csv");
-            // Stride 1 starts a block at every record: the rescan ends of lazily left-out
-            // text bounds are noted at block starts.
-            for (stride, stats) in [
-                (7, StatsColumns::None),
-                (7, StatsColumns::All),
-                (1, StatsColumns::All),
-            ] {
-                let options = IndexOptions { stride, stats };
-                let fast = index_bytes(path, text.as_bytes(), &options).map(|r| r.1);
-                // The reference: the portable path, every text bound taken as it comes.
-                let portable = scan_records::<NoWindow>(path, text.as_bytes(), &options, false)
-                    .map(|(h, cols, blocks, rows)| {
-                        assemble(h, &cols, blocks, rows, text.len(), &options).1
-                    });
-                assert_eq!(
-                    format!("{fast:?}"),
-                    format!("{portable:?}"),
-                    "case {case}:\n{text}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn sniffs_txt_delimiters() {
-        assert_eq!(sniff_delimiter(b"a;b;c\n1,2;3;4\n"), b';');
-        assert_eq!(sniff_delimiter(b"\xEF\xBB\xBFa\tb\n"), b'\t');
-        assert_eq!(sniff_delimiter(b"\"a,b\"|c\n"), b'|');
-        assert_eq!(sniff_delimiter(b"text\nx,y\n"), NO_DELIMITER);
-    }
-
-    #[test]
-    fn plain_records_word_at_a_time() {
-        let mut cuts = [0usize; MAX_CUTS];
-        let data = b"a,bb,,ccc,dddd,eeeee\r\n1234567,12345678,x\n\"q\",1\nz,\"q\"\nlast,,";
-        assert_eq!(
-            scan_plain_record(data, 0, b',', &mut cuts),
-            Some((21, 5, false))
-        );
-        assert_eq!(cuts[..5], [1, 4, 5, 9, 14]);
-        assert_eq!(
-            scan_plain_record(data, 22, b',', &mut cuts),
-            Some((40, 2, false))
-        );
-        assert_eq!(cuts[..2], [29, 38]);
-        assert_eq!(scan_plain_record(data, 41, b',', &mut cuts), None);
-        assert_eq!(scan_plain_record(data, 47, b',', &mut cuts), None);
-        assert_eq!(
-            scan_plain_record(data, 53, b',', &mut cuts),
-            Some((data.len(), 2, false))
-        );
-        let accents = "é,1\nx,y\n".as_bytes();
-        assert_eq!(
-            scan_plain_record(accents, 0, b',', &mut cuts),
-            Some((4, 1, true))
-        );
-        let long = "a,b,cdefgh,ijklmnopé\n".as_bytes();
-        assert_eq!(
-            scan_plain_record(long, 0, b',', &mut cuts),
-            Some((long.len() - 1, 3, true))
-        );
-        let wide = [b','; 100];
-        assert_eq!(scan_plain_record(&wide, 0, b',', &mut cuts), None);
-    }
-
-    #[test]
-    fn splits_fields() {
-        let data = b"1,\"a\"\"b\",,x\r\n\"q\"";
-        let mut fields = Vec::new();
-        let (end, n) = split_record(data, 0, b',', |i, t, e| fields.push((i, t.to_vec(), e)))
-            .ok()
-            .unwrap();
-        assert_eq!((end, n), (13, 4));
-        assert_eq!(fields[1], (1, b"a\"\"b".to_vec(), true));
-        assert_eq!(fields[2], (2, b"".to_vec(), false));
-        assert_eq!(fields[3], (3, b"x".to_vec(), false));
-        let mut out = Vec::new();
-        unescape_into(b"a\"\"b\"\"", &mut out);
-        assert_eq!(out, b"a\"b\"");
-    }
-}
+#[path = "csv_tests.rs"]
+mod tests;

@@ -18,6 +18,23 @@ use crate::numbers::{
     number_kind, parse_i64, word_at,
 };
 
+/// The values that fit a column without changing it (see [`ColumnInfer::shape`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// Statistics are gathered: every value is recorded.
+    Tracked,
+    /// Utf8 whatever comes: any value.
+    Text,
+    /// Integers only so far: nulls and integers.
+    Int,
+    /// Integers and other numbers: nulls and numbers.
+    FloatInt,
+    /// Numbers that are not integers: nulls and decimals.
+    Float,
+    /// No value yet, or booleans: nulls only.
+    Other,
+}
+
 /// Type and statistics accumulator of one column.
 #[derive(Debug, Clone)]
 pub(crate) struct ColumnInfer {
@@ -171,6 +188,38 @@ impl ColumnInfer {
             float_bounds: None,
             str_bounds: None,
         }
+    }
+
+    /// What values fit the column without changing it, for [`crate::rowshape`].
+    #[inline]
+    pub(crate) fn shape(&self) -> Shape {
+        if self.track {
+            Shape::Tracked
+        } else if self.is_text() {
+            Shape::Text
+        } else if self.seen_bool || !(self.seen_int || self.seen_float) {
+            Shape::Other
+        } else if !self.seen_float {
+            Shape::Int
+        } else if self.seen_int {
+            Shape::FloatInt
+        } else {
+            Shape::Float
+        }
+    }
+
+    /// A column without statistics whose values so far give it `shape`.
+    #[cfg(test)]
+    pub(crate) fn with_shape(shape: Shape) -> Self {
+        let mut c = ColumnInfer::new("c".into(), shape == Shape::Tracked);
+        match shape {
+            Shape::Text => c.seen_str = true,
+            Shape::Int => c.seen_int = true,
+            Shape::FloatInt => (c.seen_int, c.seen_float) = (true, true),
+            Shape::Float => c.seen_float = true,
+            Shape::Tracked | Shape::Other => {}
+        }
+        c
     }
 
     /// True once the column can only be Utf8 (callers may skip classifying its values).

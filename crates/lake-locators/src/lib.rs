@@ -31,6 +31,7 @@ pub mod parquet;
 pub mod registry;
 mod rowread;
 pub mod rows;
+mod rowshape;
 mod scan;
 pub mod sniff;
 pub mod stats;

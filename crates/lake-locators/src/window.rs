@@ -10,7 +10,7 @@
 //! order of the index constants of [`csv_class`] and [`json_class`].
 
 /// Number of classes of a delimited-text window.
-pub(crate) const CSV: usize = 5;
+pub(crate) const CSV: usize = 8;
 /// Number of classes of a JSON-lines window.
 pub(crate) const JSON: usize = 7;
 
@@ -44,6 +44,12 @@ pub(crate) mod csv_class {
     pub(crate) const NON_DIGIT: usize = 3;
     /// Bytes with the high bit set (not ASCII).
     pub(crate) const HIGH: usize = 4;
+    /// `-`.
+    pub(crate) const MINUS: usize = 5;
+    /// `.`.
+    pub(crate) const DOT: usize = 6;
+    /// `\r`.
+    pub(crate) const CR: usize = 7;
 }
 
 /// The class masks of up to 64 bytes computed one byte at a time: the reference the vector
@@ -59,6 +65,9 @@ pub(crate) fn bytewise<const K: usize>(window: &[u8], delim: u8) -> [u64; K] {
                 b == b'"',
                 !b.is_ascii_digit(),
                 b >= 0x80,
+                b == b'-',
+                b == b'.',
+                b == b'\r',
             ]
         } else {
             vec![
@@ -84,9 +93,49 @@ pub(crate) trait Window<const K: usize> {
     /// False for [`NoWindow`], which computes nothing.
     const ENABLED: bool;
 
+    /// False when the classes that only runs of records read are left empty (see
+    /// [`crate::rowshape`]): the caller must not read runs.
+    const RUNS: bool = true;
+
     /// The masks of `data[pos..pos + 64]`, which must be in bounds (`delim` is the
     /// delimiter of a delimited-text window).
     fn block(data: &[u8], pos: usize, delim: u8) -> [u64; K];
+
+    /// The low bits of `x` deposited at the set bits of `mask` (BMI2 `pdep`).
+    #[inline(always)]
+    fn pdep(x: u64, mask: u64) -> u64 {
+        pdep_portable(x, mask)
+    }
+}
+
+/// `pdep` one bit at a time: the reference, and the version of CPUs without BMI2.
+#[inline]
+pub(crate) fn pdep_portable(x: u64, mut mask: u64) -> u64 {
+    let mut out = 0;
+    let mut k = 0;
+    while mask != 0 {
+        let low = mask & mask.wrapping_neg();
+        if x >> k & 1 != 0 {
+            out |= low;
+        }
+        k += 1;
+        mask &= mask - 1;
+    }
+    out
+}
+
+/// The masks computed one byte at a time, with the portable `pdep`: the window
+/// paths as a CPU without AVX2 or BMI2 would run them, for tests.
+#[cfg(test)]
+pub(crate) struct BytewiseWindow;
+
+#[cfg(test)]
+impl<const K: usize> Window<K> for BytewiseWindow {
+    const ENABLED: bool = true;
+
+    fn block(data: &[u8], pos: usize, delim: u8) -> [u64; K] {
+        bytewise::<K>(&data[pos..pos + 64], delim)
+    }
 }
 
 /// Computes no masks: the caller takes its portable path for every record.
@@ -255,6 +304,37 @@ impl Window<CSV> for Avx2Window {
 
     #[inline(always)]
     fn block(data: &[u8], pos: usize, delim: u8) -> [u64; CSV] {
+        Self::csv_block::<true>(data, pos, delim)
+    }
+
+    #[inline(always)]
+    fn pdep(x: u64, mask: u64) -> u64 {
+        // SAFETY: this impl is only used on CPUs with BMI2 (`avx2_available` checks it).
+        unsafe { std::arch::x86_64::_pdep_u64(x, mask) }
+    }
+}
+
+/// AVX2 masks of delimited text without the classes that only runs of records read (`-`,
+/// `.`, `\r`, left empty): for indexes that gather statistics, which classify every field.
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct Avx2LeanWindow;
+
+#[cfg(target_arch = "x86_64")]
+impl Window<CSV> for Avx2LeanWindow {
+    const ENABLED: bool = true;
+    const RUNS: bool = false;
+
+    #[inline(always)]
+    fn block(data: &[u8], pos: usize, delim: u8) -> [u64; CSV] {
+        Avx2Window::csv_block::<false>(data, pos, delim)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Avx2Window {
+    /// The delimited-text classes of `data[pos..pos + 64]`; the run classes only when `RUNS`.
+    #[inline(always)]
+    fn csv_block<const RUNS: bool>(data: &[u8], pos: usize, delim: u8) -> [u64; CSV] {
         use std::arch::x86_64::{
             _mm256_cmpeq_epi8, _mm256_min_epu8, _mm256_set1_epi8, _mm256_sub_epi8,
         };
@@ -266,6 +346,9 @@ impl Window<CSV> for Avx2Window {
             let q = _mm256_set1_epi8(b'"' as i8);
             let zero = _mm256_set1_epi8(b'0' as i8);
             let nine = _mm256_set1_epi8(9);
+            let minus = _mm256_set1_epi8(b'-' as i8);
+            let dot = _mm256_set1_epi8(b'.' as i8);
+            let cr = _mm256_set1_epi8(b'\r' as i8);
             [
                 both!(lo, hi, v => _mm256_cmpeq_epi8(v, d)),
                 both!(lo, hi, v => _mm256_cmpeq_epi8(v, n)),
@@ -276,6 +359,21 @@ impl Window<CSV> for Avx2Window {
                     _mm256_cmpeq_epi8(_mm256_min_epu8(x, nine), x)
                 }),
                 both!(lo, hi, v => v),
+                if RUNS {
+                    both!(lo, hi, v => _mm256_cmpeq_epi8(v, minus))
+                } else {
+                    0
+                },
+                if RUNS {
+                    both!(lo, hi, v => _mm256_cmpeq_epi8(v, dot))
+                } else {
+                    0
+                },
+                if RUNS {
+                    both!(lo, hi, v => _mm256_cmpeq_epi8(v, cr))
+                } else {
+                    0
+                },
             ]
         }
     }
@@ -369,5 +467,24 @@ mod tests {
     fn prefix_xor_marks_string_insides() {
         let q = 0b1000_0100_0010_0001u64;
         assert_eq!(inside_quotes(q), 0b0111_1100_0001_1111);
+    }
+
+    #[test]
+    fn pdep_deposits_the_low_bits() {
+        assert_eq!(pdep_portable(0b101, 0b1110_0000), 0b1010_0000);
+        assert_eq!(pdep_portable(u64::MAX, 0), 0);
+        assert_eq!(pdep_portable(1, 1 << 63), 1 << 63);
+        #[cfg(target_arch = "x86_64")]
+        if avx2_available() {
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            for _ in 0..1000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let mask = x.rotate_left(23) & x.rotate_left(41);
+                let want = pdep_portable(x, mask);
+                assert_eq!(<Avx2Window as Window<CSV>>::pdep(x, mask), want);
+            }
+        }
     }
 }

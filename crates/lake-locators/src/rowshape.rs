@@ -1,0 +1,381 @@
+//! Whole-run type checks of delimited text read off block masks: whether every field of a
+//! run of records fits the type its column already has, in a fixed number of bit operations
+//! per 64-byte block whatever the records' shapes, instead of a classification per field.
+//!
+//! Indexing without statistics only needs each column's type. Once the first records have
+//! set the types, almost every later record changes none of them, so the question per block
+//! is only "does every field fit its column?". Every fact a field check needs is a mask of
+//! the block's bytes, read at the field ends `t` (the delimiters and line breaks):
+//! - whether a field holds a flagged byte `x` (not a digit, a dot...): adding `x` to `!t`
+//!   carries from each flagged byte through the rest of its field onto its end, and out of
+//!   the block into the next one for a field that goes on there (a multi-word addition);
+//! - which column each field belongs to: `pdep` deposits a mask of columns, repeated every
+//!   `ncols` bits and started at the column of the block's first field end, on the bits of
+//!   `t` in order. That also checks the field count: the record ends must be the ends of the
+//!   fields of the last column.
+//!
+//! A block that does not fit ends the run at the last record end before it; its records go
+//! to the classification per field, which is exact and moves the types on.
+//!
+//! The rules are those of [`crate::numbers::masked_number`]: `-?[0-9]{1,18}` is an integer,
+//! digits with one `.` and at least one digit a decimal; anything else (`1e5`, 19 digits, a
+//! lone `-`) is left to the per-field path.
+
+use crate::infer::{ColumnInfer, Shape};
+use crate::window::csv_class::{CR, DELIM, DOT, HIGH, MINUS, NEWLINE, NON_DIGIT, QUOTE};
+use crate::window::{CSV, MaskCache, Window};
+
+/// Indices of the column masks of [`ShapeMasks`].
+const OTHER: usize = 0;
+const INT: usize = 1;
+const FLOAT_INT: usize = 2;
+const FLOAT: usize = 3;
+const LAST: usize = 4;
+const KINDS: usize = 5;
+
+/// Which columns have which settled type, one bit per field of a run of records: from a
+/// field of column `c` on, bit `k` of `phase[c]` is column `(c + k) % ncols`. Files of more
+/// than 64 columns never use the check.
+#[derive(Debug, Clone)]
+pub(crate) struct ShapeMasks {
+    /// True when the check may be used: no column gathers statistics and there are 1 to 64
+    /// columns.
+    pub(crate) enabled: bool,
+    /// Per starting column: the columns without a value yet or of booleans (only empty
+    /// fields fit), Int64 columns (empty fields and integers fit), Float64 columns that have
+    /// seen integers too (empty fields and numbers), Float64 columns that have seen none
+    /// (empty fields and decimals), and the last column, whose field ends its record.
+    /// Columns that can only be Utf8 are in none of the first four: any field fits.
+    phase: [[u64; KINDS]; 64],
+    /// `(c + k) % ncols` at `c + k`, for the column after `k` field ends from column `c`.
+    wrap: [u8; 128],
+}
+
+impl ShapeMasks {
+    /// Masks for `ncols` columns, all without a type yet (see [`ShapeMasks::update`]).
+    pub(crate) fn new(ncols: usize) -> Self {
+        let mut wrap = [0u8; 128];
+        if ncols > 0 {
+            for (i, w) in wrap.iter_mut().enumerate() {
+                *w = (i % ncols) as u8;
+            }
+        }
+        ShapeMasks {
+            enabled: false,
+            phase: [[0; KINDS]; 64],
+            wrap,
+        }
+    }
+
+    /// Takes in the columns' current types.
+    pub(crate) fn update(&mut self, cols: &[ColumnInfer]) {
+        let n = cols.len();
+        self.enabled = (1..=64).contains(&n);
+        if !self.enabled {
+            return;
+        }
+        let mut base = [0u128; KINDS];
+        for (k, c) in cols.iter().enumerate() {
+            let kind = match c.shape() {
+                Shape::Tracked => {
+                    self.enabled = false;
+                    return;
+                }
+                Shape::Text => continue,
+                Shape::Int => INT,
+                Shape::FloatInt => FLOAT_INT,
+                Shape::Float => FLOAT,
+                Shape::Other => OTHER,
+            };
+            base[kind] |= 1 << k;
+        }
+        base[LAST] = 1 << (n - 1);
+        for x in &mut base {
+            let mut shift = n;
+            while shift < 128 {
+                *x |= *x << shift;
+                shift *= 2;
+            }
+        }
+        for (c, phase) in self.phase.iter_mut().enumerate().take(n) {
+            for (p, x) in phase.iter_mut().zip(&base) {
+                *p = (x >> c) as u64;
+            }
+        }
+    }
+}
+
+/// `x + !t + carry`, and its carry out: the field ends of `t` whose field holds a byte of `x`
+/// (or, for the first one, a flagged byte before the block when `carry` is 1) are the sum's
+/// bits on `t`; the carry out says that the field going on past the block holds one.
+#[inline(always)]
+fn carry_to_ends(x: u64, t: u64, carry: u64) -> (u64, u64) {
+    let (sum, c1) = x.overflowing_add(!t);
+    let (sum, c2) = sum.overflowing_add(carry);
+    (sum, u64::from(c1 | c2))
+}
+
+/// A run of records that fit their columns (see [`stream_records`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Run {
+    /// Where the run ends: just past the line break of its last record.
+    pub(crate) end: usize,
+    /// Records in the run.
+    pub(crate) rows: u64,
+    /// True when the run holds a byte that is not ASCII (the caller checks UTF-8).
+    pub(crate) high: bool,
+}
+
+/// The longest run of at most `budget` whole records from the record start `start` that
+/// changes no column of `masks`: records of one field per column, without quotes or empty
+/// lines, whose fields fit their columns' types. The run is read 64-byte block by block and
+/// ends at the last record end before the first block that does not fit (or before the last
+/// 64 bytes of `data`); it may hold no record.
+#[inline(always)]
+pub(crate) fn stream_records<W: Window<CSV>>(
+    data: &[u8],
+    start: usize,
+    delim: u8,
+    cache: &mut MaskCache<CSV>,
+    masks: &ShapeMasks,
+    budget: u64,
+) -> Run {
+    let mut run = Run {
+        end: start,
+        rows: 0,
+        high: false,
+    };
+    // The column of the block's first field end, and what the blocks before say about the
+    // field going on into this one: the carries of its flagged bytes, the start smear,
+    // and the last bits of the masks that shifts move across.
+    let mut col = 0usize;
+    let (mut c_not_int, mut c_bad_num, mut c_dot) = (0u64, 0u64, 0u64);
+    let mut c_cover = 0u64;
+    // The block before ended a field (or a record) at its last byte: starts at bit 0.
+    let (mut p_end, mut p_lf, mut p_crlf) = (1u64 << 63, 1u64 << 63, 0u64);
+    let (mut p_lead_minus, mut p_dot, mut p_dot_start, mut p_deep) = (0u64, 0u64, 0u64, 0u64);
+    let mut high = 0u64;
+    let mut q = start;
+    while let Some(m) = cache.window::<W>(data, q, delim) {
+        let phase = &masks.phase[col];
+        let lf = m[NEWLINE];
+        let next_lf = u64::from(data.get(q + 64) == Some(&b'\n'));
+        // A carriage return before a line feed ends the field in its place.
+        let crlf = m[CR] & ((lf >> 1) | (next_lf << 63));
+        let row_ends = (lf & !((crlf << 1) | (p_crlf >> 63))) | crlf;
+        let d = m[DELIM];
+        let t = d | row_ends;
+        let row_starts = (lf << 1) | (p_lf >> 63);
+        // One field per column in every record: the record ends are the ends of the fields
+        // of the last column. No quote, no empty line.
+        if W::pdep(phase[LAST], t) != row_ends || m[QUOTE] != 0 || row_starts & (lf | crlf) != 0 {
+            break;
+        }
+        // Field starts (a start equals its end when the field is empty).
+        let starts = ((d | lf) << 1) | (p_end >> 63);
+        let body = !(d | lf | crlf);
+        let lead_minus = m[MINUS] & starts & body;
+        let dots = m[DOT] & body;
+        let not_int = m[NON_DIGIT] & body & !lead_minus;
+        let not_num = not_int & !dots;
+        // Bytes 18 or more past their field's start: smear each start over 18 bytes.
+        let s2 = starts | (starts << 1);
+        let s16 = {
+            let s4 = s2 | (s2 << 2);
+            let s8 = s4 | (s4 << 4);
+            s8 | (s8 << 8)
+        };
+        let deep = body & !(s16 | (s2 << 16) | c_cover);
+        // Ends of fields that run 18 bytes or more, and of fields `-`, `.` or `-.`.
+        let long = ((deep << 1) | (p_deep >> 63)) & t;
+        let minus1 = (lead_minus << 1) | (p_lead_minus >> 63);
+        let minus2 = (lead_minus << 2) | (p_lead_minus >> 62);
+        let dot1 = (dots << 1) | (p_dot >> 63);
+        let dot_start1 = ((dots & starts) << 1) | (p_dot_start >> 63);
+        let tiny = (minus1 | dot_start1 | (minus2 & dot1)) & t;
+        let (dot_sum, dot_out) = carry_to_ends(dots, t, c_dot);
+        let dotted = dot_sum & t;
+        // A dot after the first dot of its field: the bits the dots' carries change run from
+        // a field's first dot to its end.
+        let from_first_dot = (dot_sum ^ !t) | dots;
+        let more_dots = dots & ((from_first_dot << 1) | c_dot) & !starts;
+        let (not_int_sum, not_int_out) = carry_to_ends(not_int, t, c_not_int);
+        let (bad_sum, bad_out) = carry_to_ends(not_num | more_dots, t, c_bad_num);
+        let bad_num = (bad_sum & t) | tiny;
+        // The ends of the fields of each column type.
+        let int = W::pdep(phase[INT], t);
+        let float_int = W::pdep(phase[FLOAT_INT], t);
+        let float = W::pdep(phase[FLOAT], t);
+        let misfits = (int & ((not_int_sum & t) | long | tiny))
+            | (float_int & (bad_num | (long & !dotted)))
+            | (float & (bad_num | !dotted))
+            | W::pdep(phase[OTHER], t);
+        // Empty fields fit every column.
+        if misfits & !starts != 0 {
+            break;
+        }
+        let rows = u64::from(lf.count_ones());
+        if rows >= budget - run.rows {
+            // The run stops at the record that starts the next checkpoint.
+            let k = budget - run.rows;
+            if k > 0 {
+                let last = W::pdep(1 << (k - 1), lf).trailing_zeros() as usize;
+                run.end = q + last + 1;
+                run.rows = budget;
+                high |= m[HIGH] & (u64::MAX >> (63 - last));
+            }
+            break;
+        }
+        high |= m[HIGH];
+        if rows > 0 {
+            run.rows += rows;
+            run.end = q + 64 - lf.leading_zeros() as usize;
+        }
+        col = masks.wrap[col + t.count_ones() as usize] as usize;
+        (c_not_int, c_bad_num, c_dot) = (not_int_out, bad_out, dot_out);
+        // A start in the last 17 bytes covers the first bytes of the next block.
+        c_cover = match starts >> 47 {
+            0 => 0,
+            h => u64::MAX >> h.leading_zeros(),
+        };
+        (p_end, p_lf, p_crlf) = (d | lf, lf, crlf);
+        (p_lead_minus, p_dot, p_dot_start, p_deep) = (lead_minus, dots, dots & starts, deep);
+        q += 64;
+    }
+    run.high = high != 0;
+    run
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::window::BytewiseWindow;
+
+    /// The run from the start of `text` for columns of `shapes`, read with byte-wise masks
+    /// and, where the CPU has them, AVX2 masks (both must agree).
+    fn run(text: &str, shapes: &[Shape], budget: u64) -> Run {
+        let cols: Vec<ColumnInfer> = shapes.iter().map(|&s| ColumnInfer::with_shape(s)).collect();
+        let mut masks = ShapeMasks::new(cols.len());
+        masks.update(&cols);
+        assert!(masks.enabled);
+        let data = text.as_bytes();
+        let mut cache = MaskCache::new();
+        let portable = stream_records::<BytewiseWindow>(data, 0, b',', &mut cache, &masks, budget);
+        #[cfg(target_arch = "x86_64")]
+        if crate::window::avx2_available() {
+            let mut cache = MaskCache::new();
+            let vector = stream_records::<crate::window::Avx2Window>(
+                data, 0, b',', &mut cache, &masks, budget,
+            );
+            assert_eq!(vector, portable);
+        }
+        portable
+    }
+
+    /// The rows of a run over `count` copies of `record`, with `other` in place of copy
+    /// `at`.
+    fn rows(record: &str, count: usize, at: usize, other: &str, shapes: &[Shape]) -> u64 {
+        let text: String = (0..count)
+            .map(|i| if i == at { other } else { record })
+            .collect();
+        run(&text, shapes, u64::MAX).rows
+    }
+
+    #[test]
+    fn runs_stop_before_the_block_of_a_misfit() {
+        use Shape::{Float, FloatInt, Int, Other, Text};
+        let cols = [Int, Text, Float];
+        // 11-byte records: 34 end inside the six whole blocks of 440 bytes.
+        assert_eq!(rows("12,ab,-3.5\n", 40, 99, "", &cols), 34);
+        // A misfit in record 20 (bytes 220..231, block 3): the run ends at record 17.
+        for misfit in [
+            "1x,ab,-3.5\n",
+            "1.,ab,-3.5\n",
+            "-,ab,-3.5\n",
+            "12,ab,3\n",
+            "12,ab,3.5.\n",
+            "12,ab,.\n",
+            "12,ab,-.\n",
+            "12,ab,1e5\n",
+            "12,ab,\"5\"\n",
+            "12,ab\n",
+            "12,ab,-3.5,\n",
+            "\n",
+            "\r\n",
+            "1234567890123456789,ab,-3.5\n",
+        ] {
+            assert_eq!(
+                rows("12,ab,-3.5\n", 40, 20, misfit, &cols),
+                17,
+                "{misfit:?}"
+            );
+        }
+        for fit in ["-0,,.5\n", ",x-1,\n", "123456789012345678,x,1.\r\n"] {
+            assert!(rows("12,ab,-3.5\n", 40, 20, fit, &cols) >= 33, "{fit:?}");
+        }
+        // Integers fit Float64 columns that have seen integers.
+        assert!(rows("12,ab,-3.5\n", 40, 20, "1,a,7\n", &[Int, Text, FloatInt]) >= 33);
+        // Only empty fields fit a column without a value.
+        assert_eq!(rows(",,\n", 150, 20, "1,,\n", &[Int, Other, Other]), 149);
+        assert_eq!(rows(",,\n", 150, 70, ",1,\n", &[Int, Other, Other]), 64);
+    }
+
+    /// The rows of a run whose second record, `tail`, starts at byte `at` (near the end of
+    /// the first block), for columns of `shapes` (the first record fits them).
+    fn straddle(at: usize, tail: &str, shapes: &[Shape]) -> u64 {
+        let first = match shapes[0] {
+            Shape::Text => format!("{},1\n", "a".repeat(at - 3)),
+            _ => format!("1.{},1\n", "0".repeat(at - 5)),
+        };
+        let text = format!("{first}{tail}{}", "0.5,1\n".repeat(30));
+        run(&text, shapes, u64::MAX).rows
+    }
+
+    #[test]
+    fn fields_carry_across_blocks() {
+        use Shape::{Float, Int, Text};
+        let cols = [Float, Int];
+        for (at, tail) in [
+            (62, "1.2,3\n"),
+            (62, "-.5,4\n"),
+            (58, "2.5,4\r\n"),
+            (63, ",-5\n"),
+            (61, "5.,-5\n"),
+        ] {
+            assert!(straddle(at, tail, &cols) > 2, "{at} {tail:?}");
+        }
+        for (at, tail) in [
+            (62, "1..5,3\n"),
+            (61, "1.2.3,3\n"),
+            (62, "1x2,4\n"),
+            (63, "-,4\n"),
+            (62, "-.,4\n"),
+            (63, ".,4\n"),
+            (59, "2.5,4\r\r\n"),
+        ] {
+            assert_eq!(straddle(at, tail, &cols), 1, "{at} {tail:?}");
+        }
+        // Integers of 18 and 19 digits starting before the block end.
+        let cols = [Text, Int];
+        let digits = |n| "1".repeat(n);
+        assert!(straddle(53, &format!("x,{}\n", digits(18)), &cols) > 2);
+        assert_eq!(straddle(53, &format!("x,{}\n", digits(19)), &cols), 1);
+        // A letter just before the block end in an integer that goes on after it.
+        assert_eq!(straddle(60, "x,1y2\n", &cols), 1);
+        assert!(straddle(60, "x,-12\n", &cols) > 2);
+        // A 70-byte integer spans a whole block.
+        let long = format!("x,{}\n", "1".repeat(70));
+        assert_eq!(run(&long.repeat(4), &cols, u64::MAX).rows, 0);
+        assert_eq!(run(&long.repeat(4), &[Text, Text], u64::MAX).rows, 3);
+    }
+
+    #[test]
+    fn runs_end_at_the_budget() {
+        use Shape::{Int, Text};
+        let text = "12,ab\n".repeat(40);
+        let r = run(&text, &[Int, Text], 5);
+        assert_eq!((r.rows, r.end, r.high), (5, 30, false));
+        let r = run(&text.replace("ab", "\u{e9}b"), &[Int, Text], 3);
+        assert_eq!((r.rows, r.high), (3, true));
+    }
+}
