@@ -301,11 +301,11 @@ fn header(path: &Path, data: &[u8]) -> Result<Header> {
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Header, FileIndex)> {
     #[cfg(target_arch = "x86_64")]
     if crate::window::avx2_available() {
-        // Runs of records are only read without statistics (see `rowshape`); with them,
-        // the classes only runs read are not computed.
+        // Runs of records are only read without statistics (see `rowshape`), and where
+        // `pdep` is fast; otherwise the classes only runs read are not computed.
         // SAFETY: the CPU has AVX2, BMI1, BMI2 and POPCNT, checked just above.
         return unsafe {
-            if options.stats.is_none() {
+            if options.stats.is_none() && crate::window::pdep_is_fast() {
                 index_avx2::<crate::window::Avx2Window>(path, data, options)
             } else {
                 index_avx2::<crate::window::Avx2LeanWindow>(path, data, options)

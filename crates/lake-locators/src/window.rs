@@ -251,6 +251,29 @@ pub(crate) fn avx2_available() -> bool {
         && std::arch::is_x86_feature_detected!("popcnt")
 }
 
+/// True unless the CPU runs BMI2's `pdep` in microcode: AMD (and Hygon) CPUs before Zen 3
+/// (family 19h) take up to hundreds of cycles per `pdep`, where the runs of records of
+/// [`crate::rowshape`] would be far slower than the per-field path.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn pdep_is_fast() -> bool {
+    static FAST: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FAST.get_or_init(|| {
+        use std::arch::x86_64::__cpuid;
+        let id = __cpuid(0);
+        let vendor: Vec<u8> = [id.ebx, id.edx, id.ecx]
+            .iter()
+            .flat_map(|r| r.to_le_bytes())
+            .collect();
+        if vendor != b"AuthenticAMD" && vendor != b"HygonGenuine" {
+            return true;
+        }
+        let eax = __cpuid(1).eax;
+        let (base, extended) = ((eax >> 8) & 0xF, (eax >> 20) & 0xFF);
+        let family = if base == 0xF { base + extended } else { base };
+        family >= 0x19
+    })
+}
+
 /// AVX2 masks. Only used from functions compiled with `#[target_feature(enable = "avx2")]`
 /// after `is_x86_feature_detected!("avx2")`.
 #[cfg(target_arch = "x86_64")]
