@@ -164,11 +164,12 @@ fn unescape_into(text: &[u8], out: &mut Vec<u8>) {
 /// Delimiter positions [`scan_plain_record`] buffers; wider records take the general path.
 const MAX_CUTS: usize = 64;
 
-/// Records in a row that must miss the whole-record type check before it pauses.
+/// Record starts in a row at which no run of records fits (see `rowshape`) before runs
+/// pause.
 const SHAPE_MISSES: u32 = 16;
 
-/// Records read field by field before the whole-record type check is tried again (none in
-/// tests, so that the differential tests reach it on every record).
+/// Records read field by field before runs are tried again (none in tests, so that the
+/// differential tests reach them at every record).
 const SHAPE_PAUSE: u32 = if cfg!(test) { 0 } else { 1024 };
 
 /// The high bit of every byte of a word.
@@ -514,8 +515,9 @@ fn scan_records<W: Window<CSV>>(
     let mut scratch = Vec::new();
     let mut cuts = [0usize; MAX_CUTS];
     let mut cache = MaskCache::<CSV>::new();
-    // Whole-record type checks (see `rowshape`): `stale` once a record was classified field
-    // by field; after `SHAPE_MISSES` misses in a row they pause for `SHAPE_PAUSE` records.
+    // Runs of records that fit their columns' types (see `rowshape`): the masks are `stale`
+    // once a record was classified field by field; after `SHAPE_MISSES` misses in a row,
+    // runs pause for `SHAPE_PAUSE` records.
     let mut shapes = ShapeMasks::new(ncols);
     if W::RUNS {
         shapes.update(&cols.cols);
@@ -538,8 +540,6 @@ fn scan_records<W: Window<CSV>>(
                 columns: None,
             });
         }
-        // Most records are short and hold no quote: their fields and number shapes come
-        // from the window masks at the record start.
         if stale && shapes.enabled && pause == 0 {
             shapes.update(&cols.cols);
             stale = false;
@@ -564,8 +564,9 @@ fn scan_records<W: Window<CSV>>(
                 (misses, pause) = (0, SHAPE_PAUSE);
             }
         }
-        let window = cache.window::<W>(data, pos, h.delim);
-        let window = match window {
+        // Most records are short and hold no quote: their fields and number shapes come
+        // from the window masks at the record start.
+        let window = match cache.window::<W>(data, pos, h.delim) {
             Some(m) if m[NEWLINE] != 0 => {
                 record_in_window(path, h.format, data, pos, &m, &mut cols.cols)?
             }
