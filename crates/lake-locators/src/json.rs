@@ -17,6 +17,7 @@ use memchr::memchr;
 use crate::csv::finish_blocks;
 use crate::error::{Error, Result};
 use crate::infer::{Columns, null_to_utf8};
+use crate::jsonrun::{Skeleton, run_lines};
 use crate::jsontok::{ObjError, scan_object_in};
 use crate::jsonwin::{Template, compact_line, stream_lines, template_line};
 use crate::locator::{
@@ -26,6 +27,7 @@ use crate::rowread::{
     batch_size, check_stride, decode_json, end_on_error, projection_indices, schema_for_read,
     start_block,
 };
+use crate::rowshape::ShapeMasks;
 use crate::scan::{
     FileBytes, array_next, bom_len, check_utf8, check_utf8_at, json_value_end, skip_ws,
 };
@@ -66,6 +68,13 @@ fn layout(path: &Path, data: &[u8]) -> Layout {
         Layout::Lines
     }
 }
+
+/// Line starts in a row at which no run of lines fits (see `jsonrun`) before runs pause.
+const RUN_MISSES: u32 = 16;
+
+/// Lines read otherwise before runs are tried again (none in tests, so that the
+/// differential tests reach them at every line).
+const RUN_PAUSE: u32 = if cfg!(test) { 0 } else { 1024 };
 
 /// Lines read one by one before the streaming reader is tried again after it read none
 /// (lines it cannot read, such as long values or escapes, would otherwise pay for the try).
@@ -123,20 +132,33 @@ fn syntax(path: &Path, format: &'static str, at: usize, msg: &str, row: u64) -> 
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileIndex> {
     #[cfg(target_arch = "x86_64")]
     if crate::window::avx2_available() {
+        // Runs of lines are only read without statistics (see `jsonrun`), and where `pdep`
+        // is fast; otherwise the classes only runs read are not computed.
         // SAFETY: the CPU has AVX2, BMI1, BMI2 and POPCNT, checked just above.
-        return unsafe { index_avx2(path, data, options) };
+        return unsafe {
+            if options.stats.is_none() && crate::window::pdep_is_fast() {
+                index_avx2::<crate::window::Avx2Window>(path, data, options)
+            } else {
+                index_avx2::<crate::window::Avx2LeanWindow>(path, data, options)
+            }
+        };
     }
     index_with::<NoWindow>(path, data, options)
 }
 
-/// [`index_with`] compiled with AVX2, BMI1, BMI2 and POPCNT enabled, over AVX2 window masks.
+/// [`index_with`] compiled with AVX2, BMI1, BMI2 and POPCNT enabled, over AVX2 window masks
+/// `W`.
 ///
 /// # Safety
 /// The CPU must support AVX2, BMI1, BMI2 and POPCNT.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
-unsafe fn index_avx2(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileIndex> {
-    index_with::<crate::window::Avx2Window>(path, data, options)
+unsafe fn index_avx2<W: Window<JSON>>(
+    path: &Path,
+    data: &[u8],
+    options: &IndexOptions,
+) -> Result<FileIndex> {
+    index_with::<W>(path, data, options)
 }
 
 /// Scans one row value of `data` (a prefix of `full`) from `start` into `cols`; returns the
@@ -277,10 +299,54 @@ fn scan_values<W: Window<JSON>>(
             let mut template = Template::default();
             // Lines before the streaming reader is tried again after it read none.
             let mut stream_pause = 0u32;
+            // Runs of lines that change no column's type (see `jsonrun`), without statistics:
+            // the masks are `stale` once a line was read otherwise; after `RUN_MISSES`
+            // misses in a row, runs pause for `RUN_PAUSE` lines.
+            let runs = W::RUNS && wanted.is_none();
+            let mut shapes = ShapeMasks::new(0);
+            let mut skeleton = Skeleton::default();
+            let (mut stale, mut run_misses, mut run_pause) = (true, 0u32, 0u32);
             loop {
+                if runs && !nested && template.active() && rows < next_checkpoint.get() {
+                    if run_pause == 0 {
+                        if stale {
+                            let slots = template.slots();
+                            shapes.set_width(slots.len());
+                            shapes.update_from(slots.iter().filter_map(|s| cols.cols.get(s.col)));
+                            skeleton.learn(slots);
+                            stale = false;
+                        }
+                        let left = next_checkpoint.get() - rows;
+                        let run = run_lines::<W>(data, pos, &skeleton, &shapes, left);
+                        if run.rows > 0 {
+                            if run.high {
+                                check_utf8_at(path, format, data, pos, run.end)?;
+                            }
+                            rows += run.rows;
+                            pos = run.end;
+                            run_misses = 0;
+                            continue;
+                        }
+                        run_misses += 1;
+                        if run_misses == RUN_MISSES {
+                            (run_misses, run_pause) = (0, RUN_PAUSE);
+                        }
+                    } else {
+                        run_pause -= 1;
+                    }
+                }
+                // This line is read otherwise.
+                stale = true;
                 // Runs of lines that repeat the template are streamed block by block, up to
-                // the line that starts the next checkpoint block (read below, which notes it).
-                if W::ENABLED && !nested && template.active() && rows < next_checkpoint.get() {
+                // the line that starts the next checkpoint block (read below, which notes it),
+                // unless runs are being tried: then one line at a time is read here, so that
+                // runs resume at the next line.
+                if W::ENABLED
+                    && !(runs && run_pause == 0)
+                    && !nested
+                    && template.active()
+                    && rows < next_checkpoint.get()
+                {
                     if stream_pause == 0 {
                         let left = next_checkpoint.get() - rows;
                         let (end, n) =
@@ -666,305 +732,5 @@ impl Iterator for JsonBatches {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Byte soup: the window path and the portable path agree (and neither panics).
-    #[test]
-    fn window_path_equals_the_portable_path_on_byte_soup() {
-        let alphabet = b"{}\"a:,1-.0\n\\e9tr[] \xc3\xa9nul";
-        for case in 0..crate::testutil::stress_cases(300) {
-            let mut text = b"{\"a\":1,\"b\":\"x\"}\n".to_vec();
-            text.extend(crate::testutil::byte_soup(
-                case as u64 * 7919,
-                40 + case % 400,
-                alphabet,
-            ));
-            let path = Path::new("t.ndjson");
-            for stats in [StatsColumns::None, StatsColumns::All] {
-                let options = IndexOptions { stride: 3, stats };
-                let fast = index_bytes(path, &text, &options);
-                let portable = index_lazy::<NoWindow>(path, &text, &options, false);
-                assert_eq!(format!("{fast:?}"), format!("{portable:?}"), "case {case}");
-            }
-        }
-    }
-
-    /// A column that turns Utf8 in the line that starts a block, after a number in the same
-    /// line: the rescan must include that line.
-    #[test]
-    fn text_bounds_of_a_number_in_the_turning_line() {
-        let mut text = String::from("{\"a\":5}\n{\"a\":1,\"a\":\"x\"}\n");
-        for _ in 0..10 {
-            text.push_str("{\"b\":1}\n");
-        }
-        let options = IndexOptions {
-            stride: 1,
-            stats: StatsColumns::All,
-        };
-        let index = index_bytes(Path::new("t.ndjson"), text.as_bytes(), &options).unwrap();
-        let stats = index.stats.unwrap();
-        assert_eq!(
-            stats["a"],
-            crate::locator::ColumnStats::Str {
-                min_str: "1".into(),
-                max_str: "x".into()
-            }
-        );
-    }
-
-    /// A line break inside a string splits the row (JSON strings hold no raw line breaks):
-    /// every path reports the broken line, even with the window and template fast paths.
-    #[test]
-    fn line_break_inside_a_string_is_an_error() {
-        let long = format!("{{\"a\":\"{}\"}}\n", "z".repeat(70));
-        for at in [0, 1, 5] {
-            let mut text = long.repeat(at);
-            text.push_str("{\"a\":\"x\ny\"}\n");
-            text.push_str(&long.repeat(3));
-            let path = Path::new("t.ndjson");
-            for stats in [StatsColumns::None, StatsColumns::All] {
-                let options = IndexOptions { stride: 4, stats };
-                let fast = index_bytes(path, text.as_bytes(), &options);
-                assert!(fast.is_err(), "{fast:?}");
-                let portable = index_lazy::<NoWindow>(path, text.as_bytes(), &options, false);
-                assert_eq!(format!("{fast:?}"), format!("{portable:?}"));
-            }
-        }
-    }
-
-    /// Files whose lines mostly repeat one layout (the streaming reader's case), with values
-    /// of every shape and now and then a line of another layout: the index equals the
-    /// portable path's, or the error does.
-    #[test]
-    fn streamed_lines_equal_the_portable_path() {
-        const NAMES: &[&str] = &["id", "code", "v", "x", "a,b", "thirteen_char", "\u{e9}"];
-        const VALUES: &[&str] = &[
-            "0",
-            "-7",
-            "123456789012345678",
-            "1234567890123456789",
-            "-8673.29",
-            "1e5",
-            "01",
-            "\"abc\"",
-            "\"a,b:}{[\"",
-            "\"x\\\"y\"",
-            "\"a\\\\\"",
-            "\"\"",
-            "\"\u{e9}t\u{e9}\"",
-            "true",
-            "null",
-            "{\"n\":1}",
-            "[1,2]",
-            "\"0123456789012345678901234567890123456789012345678901234567890123\"",
-            // Made invalid UTF-8 below.
-            "\"BAD\"",
-        ];
-        let mut rng = crate::testutil::XorShift(0x5eed_0f57_12ea_0001);
-        let mut next = move |n: usize| rng.below(n);
-        for case in 0..crate::testutil::stress_cases(120) {
-            let members = 1 + next(5);
-            let names: Vec<&str> = (0..members).map(|_| NAMES[next(NAMES.len())]).collect();
-            // Per file, how often a value is odd and how often a line breaks the layout.
-            let odd = 2 + next(40);
-            let other = 2 + next(200);
-            let mut text = String::new();
-            for _ in 0..50 + next(250) {
-                let mut line = String::from("{");
-                let layout_break = next(other) == 0;
-                for (m, name) in names.iter().enumerate() {
-                    if m > 0 {
-                        line.push(',');
-                    }
-                    let name = if layout_break {
-                        NAMES[next(NAMES.len())]
-                    } else {
-                        name
-                    };
-                    let value = if next(odd) == 0 {
-                        VALUES[next(VALUES.len())]
-                    } else {
-                        VALUES[next(5)]
-                    };
-                    line.push_str(&format!("\"{name}\":{value}"));
-                }
-                line.push('}');
-                if next(other) == 0 {
-                    line.push(' ');
-                }
-                text.push_str(&line);
-                text.push_str(["\n", "\n", "\n", "\r\n", "\n\n"][next(5)]);
-            }
-            let text = text.replace("BAD", "\u{e9}BAD").into_bytes();
-            let text: Vec<u8> = text
-                .windows(2)
-                .map(|w| if w == [0xa9, b'B'] { 0xff } else { w[0] })
-                .chain(text.last().copied())
-                .collect();
-            let path = Path::new("t.ndjson");
-            for (stride, stats) in [
-                (7, StatsColumns::None),
-                (64, StatsColumns::All),
-                (1, StatsColumns::All),
-            ] {
-                let options = IndexOptions { stride, stats };
-                let fast = index_bytes(path, &text, &options);
-                let portable = index_lazy::<NoWindow>(path, &text, &options, false);
-                assert_eq!(
-                    format!("{fast:?}"),
-                    format!("{portable:?}"),
-                    "case {case}:\n{}",
-                    String::from_utf8_lossy(&text)
-                );
-            }
-        }
-    }
-
-    /// An escaped string in a run of lines of one layout (read by the streaming reader and
-    /// the template): its statistics are of the unescaped text, as on the portable path.
-    #[test]
-    fn escaped_strings_in_streamed_runs() {
-        for at in [0, 1, 10, 19] {
-            let mut text = String::new();
-            for i in 0..20 {
-                let v = if i == at { "a\\\\" } else { "q" };
-                text.push_str(&format!("{{\"a\":\"{v}\",\"b\":{i}}}\n"));
-            }
-            for stride in [1, 5, 100] {
-                let options = IndexOptions {
-                    stride,
-                    stats: StatsColumns::All,
-                };
-                let path = Path::new("t.ndjson");
-                let fast = index_bytes(path, text.as_bytes(), &options).unwrap();
-                assert_eq!(
-                    fast.stats.unwrap()["a"],
-                    crate::locator::ColumnStats::Str {
-                        min_str: "a\\".into(),
-                        max_str: "q".into()
-                    },
-                    "line {at}, stride {stride}"
-                );
-            }
-        }
-    }
-
-    /// A member ending right at the end of a window that is also the end of the data.
-    #[test]
-    fn member_at_the_window_edge_is_an_error_not_a_panic() {
-        let mut line = format!("{{\"a\":\"{}\",", "x".repeat(56));
-        assert_eq!(line.len(), 64);
-        let options = IndexOptions::default();
-        let path = Path::new("t.ndjson");
-        assert!(index_bytes(path, line.as_bytes(), &options).is_err());
-        line.push_str("\"b\":1}\n");
-        let index = index_bytes(path, line.as_bytes(), &options).unwrap();
-        assert_eq!(index.row_count, 1);
-    }
-
-    /// Random JSON-lines files mixing compact flat objects (the window path) with every
-    /// shape it must hand over: both paths must give the same index, or the same error.
-    #[test]
-    fn window_path_equals_the_portable_path() {
-        const KEYS: &[&str] = &[
-            "id",
-            "code",
-            "v",
-            "x",
-            "a b",
-            "k\\\"q",
-            "\u{e9}",
-            "seven77",
-            "a\\\":1,\\\"b",
-        ];
-        const VALUES: &[&str] = &[
-            "0",
-            "-7",
-            "123456789012345678",
-            "1234567890123456789",
-            "9999999999999999999",
-            "-8673.29",
-            "1.",
-            "-.5",
-            "2909.6900000000005",
-            "1e5",
-            "-0.0",
-            "01",
-            "-",
-            "1.2.3",
-            "\"abc\"",
-            "\"a,b:}{[\"",
-            "\"x\\\"y\"",
-            "\"\"",
-            "\"\u{e9}t\u{e9}\"",
-            "true",
-            "false",
-            "null",
-            "tru",
-            "{\"n\":1}",
-            "[1,2]",
-            "\"0123456789012345678901234567890123456789\"",
-        ];
-        let mut rng = crate::testutil::XorShift(0x0123_4567_89ab_cdef);
-        let mut next = move |n: usize| rng.below(n);
-        for case in 0..crate::testutil::stress_cases(300) {
-            let mut text = String::new();
-            for _ in 0..next(60) {
-                let members = next(9);
-                let spaced = next(6) == 0;
-                let mut line = String::from("{");
-                for (m, &usual) in KEYS.iter().enumerate().take(members) {
-                    if m > 0 {
-                        line.push_str(if spaced { ", " } else { "," });
-                    }
-                    // Mostly one key order and number-only values, as in real files.
-                    let key = if next(8) == 0 {
-                        KEYS[next(KEYS.len())]
-                    } else {
-                        usual
-                    };
-                    let value = if case % 2 == 0 && next(4) != 0 {
-                        VALUES[next(3)]
-                    } else {
-                        VALUES[next(VALUES.len())]
-                    };
-                    line.push_str(&format!(
-                        "\"{key}\":{}{value}",
-                        if spaced { " " } else { "" }
-                    ));
-                }
-                line.push('}');
-                match next(60) {
-                    0 => line.pop().map(drop).unwrap_or(()),
-                    1 => line.push_str(" x"),
-                    2 => line = format!("  {line}"),
-                    _ => {}
-                }
-                text.push_str(&line);
-                text.push_str(["\n", "\r\n", "\n\n", "\n \n"][next(4)]);
-            }
-            if next(2) == 0 {
-                text.pop();
-            }
-            let path = Path::new("t.ndjson");
-            // Stride 1 starts a block at every line: the rescan ends of lazily left-out text
-            // bounds are noted at block starts.
-            for (stride, stats) in [
-                (5, StatsColumns::None),
-                (5, StatsColumns::All),
-                (1, StatsColumns::All),
-            ] {
-                let options = IndexOptions { stride, stats };
-                let fast = index_bytes(path, text.as_bytes(), &options);
-                // The reference: the portable path, every text bound taken as it comes.
-                let portable = index_lazy::<NoWindow>(path, text.as_bytes(), &options, false);
-                assert_eq!(
-                    format!("{fast:?}"),
-                    format!("{portable:?}"),
-                    "case {case}:\n{text}"
-                );
-            }
-        }
-    }
-}
+#[path = "json_tests.rs"]
+mod tests;

@@ -226,16 +226,22 @@ pub(crate) struct Template {
 
 /// One member of a [`Template`].
 #[derive(Clone, Copy)]
-struct Slot {
-    col: usize,
+pub(crate) struct Slot {
+    pub(crate) col: usize,
     /// `"name":` as a little-endian 128-bit word, and the mask of its bytes.
-    pattern: u128,
-    mask: u128,
+    pub(crate) pattern: u128,
+    pub(crate) mask: u128,
     /// The length of `"name":`.
-    len: usize,
+    pub(crate) len: usize,
 }
 
 impl Template {
+    /// The members, in order.
+    #[inline(always)]
+    pub(crate) fn slots(&self) -> &[Slot] {
+        &self.slots
+    }
+
     /// True while the template is worth trying.
     #[inline(always)]
     pub(crate) fn active(&self) -> bool {

@@ -21,6 +21,7 @@ pub mod error;
 mod infer;
 pub mod ipc;
 pub mod json;
+mod jsonrun;
 mod jsontok;
 mod jsonwin;
 pub mod locator;

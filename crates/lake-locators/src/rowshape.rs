@@ -26,12 +26,12 @@ use crate::window::csv_class::{CR, DELIM, DOT, HIGH, MINUS, NEWLINE, NON_DIGIT, 
 use crate::window::{CSV, MaskCache, Window};
 
 /// Indices of the column masks of [`ShapeMasks`].
-const OTHER: usize = 0;
-const INT: usize = 1;
-const FLOAT_INT: usize = 2;
-const FLOAT: usize = 3;
-const LAST: usize = 4;
-const KINDS: usize = 5;
+pub(crate) const OTHER: usize = 0;
+pub(crate) const INT: usize = 1;
+pub(crate) const FLOAT_INT: usize = 2;
+pub(crate) const FLOAT: usize = 3;
+pub(crate) const LAST: usize = 4;
+pub(crate) const KINDS: usize = 5;
 
 /// Which columns have which settled type, one bit per field of a run of records: from a
 /// field of column `c` on, bit `k` of `phase[c]` is column `(c + k) % ncols`. Files of more
@@ -41,6 +41,8 @@ pub(crate) struct ShapeMasks {
     /// True when the check may be used: no column gathers statistics and there are 1 to 64
     /// columns.
     pub(crate) enabled: bool,
+    /// The number of columns.
+    ncols: usize,
     /// Per starting column: the columns without a value yet or of booleans (only empty
     /// fields fit), Int64 columns (empty fields and integers fit), Float64 columns that have
     /// seen integers too (empty fields and numbers), Float64 columns that have seen none
@@ -54,33 +56,52 @@ pub(crate) struct ShapeMasks {
 impl ShapeMasks {
     /// Masks for `ncols` columns, all without a type yet (see [`ShapeMasks::update`]).
     pub(crate) fn new(ncols: usize) -> Self {
-        let mut wrap = [0u8; 128];
+        let mut masks = ShapeMasks {
+            enabled: false,
+            ncols: 0,
+            phase: [[0; KINDS]; 64],
+            wrap: [0; 128],
+        };
+        masks.set_width(ncols);
+        masks
+    }
+
+    /// Makes the masks for `ncols` columns, all without a type yet.
+    pub(crate) fn set_width(&mut self, ncols: usize) {
+        self.enabled = false;
+        if ncols == self.ncols {
+            return;
+        }
+        self.ncols = ncols;
         if ncols > 0 {
-            for (i, w) in wrap.iter_mut().enumerate() {
+            for (i, w) in self.wrap.iter_mut().enumerate() {
                 *w = (i % ncols) as u8;
             }
-        }
-        ShapeMasks {
-            enabled: false,
-            phase: [[0; KINDS]; 64],
-            wrap,
         }
     }
 
     /// Takes in the columns' current types.
     pub(crate) fn update(&mut self, cols: &[ColumnInfer]) {
-        let n = cols.len();
-        self.enabled = (1..=64).contains(&n);
-        if !self.enabled {
+        self.update_from(cols.iter());
+    }
+
+    /// Takes in the current types of the columns `cols`, in field order; the masks stay
+    /// disabled unless they are as many as the masks' width.
+    pub(crate) fn update_from<'a>(&mut self, cols: impl Iterator<Item = &'a ColumnInfer>) {
+        let n = self.ncols;
+        self.enabled = false;
+        if !(1..=64).contains(&n) {
             return;
         }
         let mut base = [0u128; KINDS];
-        for (k, c) in cols.iter().enumerate() {
+        let mut count = 0;
+        for (k, c) in cols.enumerate() {
+            count += 1;
+            if k >= n {
+                return;
+            }
             let kind = match c.shape() {
-                Shape::Tracked => {
-                    self.enabled = false;
-                    return;
-                }
+                Shape::Tracked => return,
                 Shape::Text => continue,
                 Shape::Int => INT,
                 Shape::FloatInt => FLOAT_INT,
@@ -89,6 +110,10 @@ impl ShapeMasks {
             };
             base[kind] |= 1 << k;
         }
+        if count != n {
+            return;
+        }
+        self.enabled = true;
         base[LAST] = 1 << (n - 1);
         for x in &mut base {
             let mut shift = n;
@@ -105,14 +130,125 @@ impl ShapeMasks {
     }
 }
 
+impl ShapeMasks {
+    /// The column masks from a field of column `c` on.
+    #[inline(always)]
+    pub(crate) fn phase(&self, c: usize) -> &[u64; KINDS] {
+        &self.phase[c]
+    }
+
+    /// The column `n` field ends after one of column `c` (`c` < 64, `n` <= 64).
+    #[inline(always)]
+    pub(crate) fn advance(&self, c: usize, n: u32) -> usize {
+        usize::from(self.wrap[c + n as usize])
+    }
+}
+
 /// `x + !t + carry`, and its carry out: the field ends of `t` whose field holds a byte of `x`
 /// (or, for the first one, a flagged byte before the block when `carry` is 1) are the sum's
 /// bits on `t`; the carry out says that the field going on past the block holds one.
 #[inline(always)]
-fn carry_to_ends(x: u64, t: u64, carry: u64) -> (u64, u64) {
+pub(crate) fn carry_to_ends(x: u64, t: u64, carry: u64) -> (u64, u64) {
     let (sum, c1) = x.overflowing_add(!t);
     let (sum, c2) = sum.overflowing_add(carry);
     (sum, u64::from(c1 | c2))
+}
+
+/// What the blocks before say about the number facts of the field going on into a block.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct NumberCarry {
+    /// Carries of [`carry_to_ends`]: the field holds a byte that is not part of an integer,
+    /// one that is not part of a number (or a second dot), a dot.
+    not_int: u64,
+    bad_num: u64,
+    dot: u64,
+    /// The bytes of the block that field starts of the block before cover (see `deep`).
+    cover: u64,
+    /// The masks of the block before whose last bits shifts move into the block.
+    lead_minus: u64,
+    dots: u64,
+    dot_starts: u64,
+    deep: u64,
+}
+
+/// The number facts of the fields of a block, one bit per field end.
+pub(crate) struct NumberEnds {
+    /// The field holds a byte other than digits and a leading `-`.
+    pub(crate) not_int: u64,
+    /// The field holds a byte other than digits, a leading `-` and one dot, or is `-`, `.`
+    /// or `-.` alone.
+    pub(crate) bad_num: u64,
+    /// The field holds a dot.
+    pub(crate) dotted: u64,
+    /// The field runs 18 bytes or more (too long for an integer of [`masked_number`]).
+    ///
+    /// [`masked_number`]: crate::numbers::masked_number
+    pub(crate) long: u64,
+    /// The field is `-`, `.` or `-.` alone.
+    pub(crate) tiny: u64,
+    /// The carries into the next block.
+    pub(crate) carry: NumberCarry,
+}
+
+/// The number facts of the fields of a block: `starts` are the field starts, `body` the
+/// bytes of fields, `t` the field ends, `minus`, `dot` and `non_digit` the byte classes.
+#[inline(always)]
+pub(crate) fn number_ends(
+    starts: u64,
+    body: u64,
+    t: u64,
+    minus: u64,
+    dot: u64,
+    non_digit: u64,
+    before: &NumberCarry,
+) -> NumberEnds {
+    let lead_minus = minus & starts & body;
+    let dots = dot & body;
+    let not_int = non_digit & body & !lead_minus;
+    let not_num = not_int & !dots;
+    // Bytes 18 or more past their field's start: smear each start over 18 bytes.
+    let s2 = starts | (starts << 1);
+    let s16 = {
+        let s4 = s2 | (s2 << 2);
+        let s8 = s4 | (s4 << 4);
+        s8 | (s8 << 8)
+    };
+    let deep = body & !(s16 | (s2 << 16) | before.cover);
+    // Ends of fields that run 18 bytes or more, and of fields `-`, `.` or `-.`.
+    let long = ((deep << 1) | (before.deep >> 63)) & t;
+    let minus1 = (lead_minus << 1) | (before.lead_minus >> 63);
+    let minus2 = (lead_minus << 2) | (before.lead_minus >> 62);
+    let dot1 = (dots << 1) | (before.dots >> 63);
+    let dot_start1 = ((dots & starts) << 1) | (before.dot_starts >> 63);
+    let tiny = (minus1 | dot_start1 | (minus2 & dot1)) & t;
+    let (dot_sum, dot_out) = carry_to_ends(dots, t, before.dot);
+    // A dot after the first dot of its field: the bits the dots' carries change run from
+    // a field's first dot to its end.
+    let from_first_dot = (dot_sum ^ !t) | dots;
+    let more_dots = dots & ((from_first_dot << 1) | before.dot) & !starts;
+    let (not_int_sum, not_int_out) = carry_to_ends(not_int, t, before.not_int);
+    let (bad_sum, bad_out) = carry_to_ends(not_num | more_dots, t, before.bad_num);
+    NumberEnds {
+        not_int: not_int_sum & t,
+        bad_num: (bad_sum & t) | tiny,
+        dotted: dot_sum & t,
+        long,
+        tiny,
+        carry: NumberCarry {
+            not_int: not_int_out,
+            bad_num: bad_out,
+            dot: dot_out,
+            // A start in the last 17 bytes covers the first bytes of the next block.
+            cover: match starts >> 47 {
+                0 => 0,
+                h => u64::MAX >> h.leading_zeros(),
+            },
+            lead_minus,
+            dots,
+            dot_starts: dots & starts,
+            deep,
+        },
+    }
 }
 
 /// A run of records that fit their columns (see [`stream_records`]).
@@ -124,6 +260,40 @@ pub(crate) struct Run {
     pub(crate) rows: u64,
     /// True when the run holds a byte that is not ASCII (the caller checks UTF-8).
     pub(crate) high: bool,
+}
+
+impl Run {
+    /// Takes in the records that end in the block at `q` (which fits), with line feeds `lf`
+    /// and non-ASCII bytes `block_high` (gathered into `high`): all of them, or those up to
+    /// `budget` records in the run. True when the budget is reached: the run ends, at the
+    /// record that starts the next checkpoint.
+    #[inline(always)]
+    pub(crate) fn take<const K: usize, W: Window<K>>(
+        &mut self,
+        q: usize,
+        lf: u64,
+        block_high: u64,
+        budget: u64,
+        high: &mut u64,
+    ) -> bool {
+        let rows = u64::from(lf.count_ones());
+        let left = budget - self.rows;
+        if rows >= left {
+            if left > 0 {
+                let last = W::pdep(1 << (left - 1), lf).trailing_zeros() as usize;
+                self.end = q + last + 1;
+                self.rows = budget;
+                *high |= block_high & (u64::MAX >> (63 - last));
+            }
+            return true;
+        }
+        *high |= block_high;
+        if rows > 0 {
+            self.rows += rows;
+            self.end = q + 64 - lf.leading_zeros() as usize;
+        }
+        false
+    }
 }
 
 /// The longest run of at most `budget` whole records from the record start `start` that
@@ -145,15 +315,13 @@ pub(crate) fn stream_records<W: Window<CSV>>(
         rows: 0,
         high: false,
     };
-    // The column of the block's first field end, and what the blocks before say about the
-    // field going on into this one: the carries of its flagged bytes, the start smear,
-    // and the last bits of the masks that shifts move across.
+    // The column of the block's first field end, what the blocks before say about the
+    // number facts of the field going on into this one, and the last bits of the masks that
+    // shifts move across.
     let mut col = 0usize;
-    let (mut c_not_int, mut c_bad_num, mut c_dot) = (0u64, 0u64, 0u64);
-    let mut c_cover = 0u64;
+    let mut numbers = NumberCarry::default();
     // The block before ended a field (or a record) at its last byte: starts at bit 0.
     let (mut p_end, mut p_lf, mut p_crlf) = (1u64 << 63, 1u64 << 63, 0u64);
-    let (mut p_lead_minus, mut p_dot, mut p_dot_start, mut p_deep) = (0u64, 0u64, 0u64, 0u64);
     let mut high = 0u64;
     let mut q = start;
     while let Some(m) = cache.window::<W>(data, q, delim) {
@@ -174,72 +342,25 @@ pub(crate) fn stream_records<W: Window<CSV>>(
         // Field starts (a start equals its end when the field is empty).
         let starts = ((d | lf) << 1) | (p_end >> 63);
         let body = !(d | lf | crlf);
-        let lead_minus = m[MINUS] & starts & body;
-        let dots = m[DOT] & body;
-        let not_int = m[NON_DIGIT] & body & !lead_minus;
-        let not_num = not_int & !dots;
-        // Bytes 18 or more past their field's start: smear each start over 18 bytes.
-        let s2 = starts | (starts << 1);
-        let s16 = {
-            let s4 = s2 | (s2 << 2);
-            let s8 = s4 | (s4 << 4);
-            s8 | (s8 << 8)
-        };
-        let deep = body & !(s16 | (s2 << 16) | c_cover);
-        // Ends of fields that run 18 bytes or more, and of fields `-`, `.` or `-.`.
-        let long = ((deep << 1) | (p_deep >> 63)) & t;
-        let minus1 = (lead_minus << 1) | (p_lead_minus >> 63);
-        let minus2 = (lead_minus << 2) | (p_lead_minus >> 62);
-        let dot1 = (dots << 1) | (p_dot >> 63);
-        let dot_start1 = ((dots & starts) << 1) | (p_dot_start >> 63);
-        let tiny = (minus1 | dot_start1 | (minus2 & dot1)) & t;
-        let (dot_sum, dot_out) = carry_to_ends(dots, t, c_dot);
-        let dotted = dot_sum & t;
-        // A dot after the first dot of its field: the bits the dots' carries change run from
-        // a field's first dot to its end.
-        let from_first_dot = (dot_sum ^ !t) | dots;
-        let more_dots = dots & ((from_first_dot << 1) | c_dot) & !starts;
-        let (not_int_sum, not_int_out) = carry_to_ends(not_int, t, c_not_int);
-        let (bad_sum, bad_out) = carry_to_ends(not_num | more_dots, t, c_bad_num);
-        let bad_num = (bad_sum & t) | tiny;
+        let n = number_ends(starts, body, t, m[MINUS], m[DOT], m[NON_DIGIT], &numbers);
         // The ends of the fields of each column type.
         let int = W::pdep(phase[INT], t);
         let float_int = W::pdep(phase[FLOAT_INT], t);
         let float = W::pdep(phase[FLOAT], t);
-        let misfits = (int & ((not_int_sum & t) | long | tiny))
-            | (float_int & (bad_num | (long & !dotted)))
-            | (float & (bad_num | !dotted))
+        let misfits = (int & (n.not_int | n.long | n.tiny))
+            | (float_int & (n.bad_num | (n.long & !n.dotted)))
+            | (float & (n.bad_num | !n.dotted))
             | W::pdep(phase[OTHER], t);
         // Empty fields fit every column.
         if misfits & !starts != 0 {
             break;
         }
-        let rows = u64::from(lf.count_ones());
-        if rows >= budget - run.rows {
-            // The run stops at the record that starts the next checkpoint.
-            let k = budget - run.rows;
-            if k > 0 {
-                let last = W::pdep(1 << (k - 1), lf).trailing_zeros() as usize;
-                run.end = q + last + 1;
-                run.rows = budget;
-                high |= m[HIGH] & (u64::MAX >> (63 - last));
-            }
+        if run.take::<CSV, W>(q, lf, m[HIGH], budget, &mut high) {
             break;
         }
-        high |= m[HIGH];
-        if rows > 0 {
-            run.rows += rows;
-            run.end = q + 64 - lf.leading_zeros() as usize;
-        }
-        col = masks.wrap[col + t.count_ones() as usize] as usize;
-        (c_not_int, c_bad_num, c_dot) = (not_int_out, bad_out, dot_out);
-        // A start in the last 17 bytes covers the first bytes of the next block.
-        c_cover = match starts >> 47 {
-            0 => 0,
-            h => u64::MAX >> h.leading_zeros(),
-        };
+        col = masks.advance(col, t.count_ones());
+        numbers = n.carry;
         (p_end, p_lf, p_crlf) = (d | lf, lf, crlf);
-        (p_lead_minus, p_dot, p_dot_start, p_deep) = (lead_minus, dots, dots & starts, deep);
         q += 64;
     }
     run.high = high != 0;

@@ -12,7 +12,7 @@
 /// Number of classes of a delimited-text window.
 pub(crate) const CSV: usize = 8;
 /// Number of classes of a JSON-lines window.
-pub(crate) const JSON: usize = 7;
+pub(crate) const JSON: usize = 10;
 
 /// Indices of the classes of a JSON-lines window ([`JSON`] of them).
 pub(crate) mod json_class {
@@ -30,6 +30,12 @@ pub(crate) mod json_class {
     pub(crate) const CLOSE: usize = 5;
     /// `\n` (never inside a valid JSON string).
     pub(crate) const NEWLINE: usize = 6;
+    /// `:`.
+    pub(crate) const COLON: usize = 7;
+    /// `-`.
+    pub(crate) const MINUS: usize = 8;
+    /// `.`.
+    pub(crate) const DOT: usize = 9;
 }
 
 /// Indices of the classes of a delimited-text window ([`CSV`] of them).
@@ -78,6 +84,9 @@ pub(crate) fn bytewise<const K: usize>(window: &[u8], delim: u8) -> [u64; K] {
                 b >= 0x80,
                 b == b'}',
                 b == b'\n',
+                b == b':',
+                b == b'-',
+                b == b'.',
             ]
         };
         for (c, &hit) in classes.iter().enumerate() {
@@ -337,8 +346,9 @@ impl Window<CSV> for Avx2Window {
     }
 }
 
-/// AVX2 masks of delimited text without the classes that only runs of records read (`-`,
-/// `.`, `\r`, left empty): for indexes that gather statistics, which classify every field.
+/// AVX2 masks without the classes that only runs of records read (left empty: `-`, `.`,
+/// `\r` of delimited text, `:`, `-`, `.` of JSON): for indexes that gather statistics,
+/// which classify every value, and CPUs whose `pdep` is slow.
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Avx2LeanWindow;
 
@@ -408,6 +418,31 @@ impl Window<JSON> for Avx2Window {
 
     #[inline(always)]
     fn block(data: &[u8], pos: usize, _: u8) -> [u64; JSON] {
+        Self::json_block::<true>(data, pos)
+    }
+
+    #[inline(always)]
+    fn pdep(x: u64, mask: u64) -> u64 {
+        <Self as Window<CSV>>::pdep(x, mask)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Window<JSON> for Avx2LeanWindow {
+    const ENABLED: bool = true;
+    const RUNS: bool = false;
+
+    #[inline(always)]
+    fn block(data: &[u8], pos: usize, _: u8) -> [u64; JSON] {
+        Avx2Window::json_block::<false>(data, pos)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Avx2Window {
+    /// The JSON classes of `data[pos..pos + 64]`; the run classes only when `RUNS`.
+    #[inline(always)]
+    fn json_block<const RUNS: bool>(data: &[u8], pos: usize) -> [u64; JSON] {
         use std::arch::x86_64::{
             _mm256_cmpeq_epi8, _mm256_min_epu8, _mm256_set1_epi8, _mm256_sub_epi8,
         };
@@ -421,6 +456,9 @@ impl Window<JSON> for Avx2Window {
             let newline = _mm256_set1_epi8(b'\n' as i8);
             let zero = _mm256_set1_epi8(b'0' as i8);
             let nine = _mm256_set1_epi8(9);
+            let colon = _mm256_set1_epi8(b':' as i8);
+            let minus = _mm256_set1_epi8(b'-' as i8);
+            let dot = _mm256_set1_epi8(b'.' as i8);
             [
                 both!(lo, hi, v => _mm256_cmpeq_epi8(v, quote)),
                 both!(lo, hi, v => _mm256_cmpeq_epi8(v, backslash)),
@@ -432,6 +470,21 @@ impl Window<JSON> for Avx2Window {
                 both!(lo, hi, v => v),
                 both!(lo, hi, v => _mm256_cmpeq_epi8(v, close)),
                 both!(lo, hi, v => _mm256_cmpeq_epi8(v, newline)),
+                if RUNS {
+                    both!(lo, hi, v => _mm256_cmpeq_epi8(v, colon))
+                } else {
+                    0
+                },
+                if RUNS {
+                    both!(lo, hi, v => _mm256_cmpeq_epi8(v, minus))
+                } else {
+                    0
+                },
+                if RUNS {
+                    both!(lo, hi, v => _mm256_cmpeq_epi8(v, dot))
+                } else {
+                    0
+                },
             ]
         }
     }

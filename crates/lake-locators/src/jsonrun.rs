@@ -1,0 +1,224 @@
+//! Runs of JSON lines that change no column's type, read 64-byte block by block: the JSON
+//! counterpart of [`crate::rowshape`], for lines that repeat the member names of a
+//! [`crate::jsonwin::Template`] in compact form (`{"a":1,"b":"x"}` and a line feed).
+//!
+//! Per block, from masks alone: outside strings (a prefix XOR of the quotes; a block with a
+//! backslash ends the run), colons and value ends (commas and closing braces) alternate, so
+//! the values are the bytes from each colon to its value end (a multi-word subtraction of
+//! the two masks). Every other byte is the template's *skeleton*: `{`, each `"name":`, the
+//! commas, the closing brace and the line feed, repeated line after line. The block's
+//! skeleton bytes are compared with it in one pass: per 8-byte word, `pdep` spreads the next
+//! skeleton bytes over the word's skeleton lanes. Each value is then checked against its
+//! column's type at its end, as fields are in [`crate::rowshape`]: a string (a quote at its
+//! start, a closing quote just before its end, nothing else outside the string) fits a Utf8
+//! column; a number (the rules of [`crate::numbers::masked_number`]) fits a column of its
+//! type or Utf8. Anything else (`null`, booleans, nested values, whitespace, exponents, a
+//! line feed in a value) ends the run, and its lines go to the per-line tiers of
+//! [`crate::jsonwin`], which are exact and move the types on.
+
+use crate::jsonwin::Slot;
+use crate::rowshape::{
+    FLOAT, FLOAT_INT, INT, NumberCarry, OTHER, Run, ShapeMasks, carry_to_ends, number_ends,
+};
+use crate::window::json_class::{
+    BACKSLASH, CLOSE, COLON, COMMA, DOT, HIGH, MINUS, NEWLINE, NON_DIGIT, QUOTE,
+};
+use crate::window::{JSON, Window, inside_quotes};
+
+/// Where skeleton positions wrap back by whole periods (a division per block would sit on
+/// the chain from block to block).
+const WRAP_AT: usize = 4096;
+
+/// For each 8-bit mask, the mask of the bytes of a word whose bits are set.
+const BYTE_LANES: [u64; 256] = {
+    let mut lanes = [0u64; 256];
+    let mut m = 0;
+    while m < 256 {
+        let mut b = 0;
+        while b < 8 {
+            if m & (1 << b) != 0 {
+                lanes[m] |= 0xFF << (8 * b);
+            }
+            b += 1;
+        }
+        m += 1;
+    }
+    lanes
+};
+
+/// The bytes of a run of template lines outside their values, in order: `{`, each member's
+/// `"name":` followed by `,` (by `}` for the last member), and the line feed, repeated.
+#[derive(Debug, Default)]
+pub(crate) struct Skeleton {
+    /// The skeleton of one line is `bytes[..period]`; `bytes` repeats it over `WRAP_AT` and
+    /// a block more, so that a block's skeleton bytes are read from any position below
+    /// `WRAP_AT` without wrapping.
+    bytes: Vec<u8>,
+    period: usize,
+}
+
+impl Skeleton {
+    /// The skeleton of lines of the members `slots`, in order (none for no member).
+    pub(crate) fn learn(&mut self, slots: &[Slot]) {
+        self.bytes.clear();
+        self.period = 0;
+        if slots.is_empty() {
+            return;
+        }
+        self.bytes.push(b'{');
+        for (i, slot) in slots.iter().enumerate() {
+            self.bytes
+                .extend_from_slice(&slot.pattern.to_le_bytes()[..slot.len.min(16)]);
+            self.bytes
+                .push(if i + 1 == slots.len() { b'}' } else { b',' });
+        }
+        self.bytes.push(b'\n');
+        self.period = self.bytes.len();
+        while self.bytes.len() < WRAP_AT + 64 + 8 + self.period {
+            self.bytes.extend_from_within(..self.period);
+        }
+    }
+
+    /// Where the next block's skeleton bytes start when the bytes `keep` of the block at `q`
+    /// are the skeleton bytes from `at` on; `None` when they are not.
+    #[inline(always)]
+    fn matches<W: Window<JSON>>(
+        &self,
+        data: &[u8],
+        q: usize,
+        keep: u64,
+        at: usize,
+    ) -> Option<usize> {
+        let mut diff = 0u64;
+        let mut at = at;
+        for w in 0..8 {
+            let bits = ((keep >> (8 * w)) & 0xFF) as usize;
+            let lanes = BYTE_LANES[bits];
+            let want = u64::from_le_bytes(self.bytes.get(at..at + 8)?.try_into().ok()?);
+            let have = u64::from_le_bytes(data.get(q + 8 * w..q + 8 * w + 8)?.try_into().ok()?);
+            diff |= (have ^ W::pdep(want, lanes)) & lanes;
+            at += bits.count_ones() as usize;
+        }
+        if diff != 0 {
+            return None;
+        }
+        if at >= WRAP_AT {
+            at -= WRAP_AT / self.period * self.period;
+        }
+        Some(at)
+    }
+}
+
+/// The longest run of at most `budget` whole lines from the line start `start` that
+/// repeat the member names of `template` and change no column of `masks` (whose columns are
+/// the template's members, in order). The run ends at the last line end before the first
+/// block that does not fit (or before the last 64 bytes of `data`); it may hold no line.
+#[inline(always)]
+pub(crate) fn run_lines<W: Window<JSON>>(
+    data: &[u8],
+    start: usize,
+    skeleton: &Skeleton,
+    masks: &ShapeMasks,
+    budget: u64,
+) -> Run {
+    let mut run = Run {
+        end: start,
+        rows: 0,
+        high: false,
+    };
+    if !W::ENABLED
+        || !W::RUNS
+        || !masks.enabled
+        || skeleton.period == 0
+        || budget == 0
+        || data.get(start) != Some(&b'{')
+    {
+        return run;
+    }
+    // Carried from block to block: all ones when the block starts inside a string; 1 when
+    // the next colon-or-value-end is a value end; the borrow of the value subtraction; the
+    // member of the block's first value end; where the block's first skeleton byte is in
+    // the skeleton bytes; the carries of the value facts; and the last bits of the masks
+    // that shifts move across.
+    let mut inside_carry = 0u64;
+    let mut parity = 0u32;
+    let mut borrow = 0u64;
+    let mut phase = 0usize;
+    let mut at = 0usize;
+    let mut numbers = NumberCarry::default();
+    let (mut c_str, mut c_num, mut c_weird) = (0u64, 0u64, 0u64);
+    let (mut p_colon, mut p_closing) = (0u64, 0u64);
+    let mut high = 0u64;
+    let mut q = start;
+    while q + 64 <= data.len() {
+        let m = W::block(data, q, 0);
+        if m[BACKSLASH] != 0 {
+            break;
+        }
+        let inside = inside_quotes(m[QUOTE]) ^ inside_carry;
+        let t = (m[COMMA] | m[CLOSE]) & !inside;
+        let c = m[COLON] & !inside;
+        let alternate = if parity == 0 {
+            0x5555_5555_5555_5555
+        } else {
+            0xAAAA_AAAA_AAAA_AAAA
+        };
+        // Colons and value ends alternate.
+        if W::pdep(alternate, c | t) != c {
+            break;
+        }
+        // The value bytes: from each colon to its value's end (none holds a line feed);
+        // every other byte is the template's skeleton, in order.
+        let starts = (c << 1) | (p_colon >> 63);
+        let (body, b1) = t.overflowing_sub(starts);
+        let (body, b2) = body.overflowing_sub(borrow);
+        if m[NEWLINE] & body != 0 {
+            break;
+        }
+        let Some(next) = skeleton.matches::<W>(data, q, !body, at) else {
+            break;
+        };
+        // Strings: everything inside the quotes but the closing quote, which must come just
+        // before the value's end (which may be the first byte of the next block).
+        let next_ends = inside >> 63 == 0 && matches!(data.get(q + 64), Some(b',' | b'}'));
+        let before_end = (t >> 1) | (u64::from(next_ends) << 63);
+        let out = body & !inside;
+        let closing = out & m[QUOTE] & before_end;
+        let (str_sum, str_out) = carry_to_ends(starts & m[QUOTE], t, c_str);
+        let (num_sum, num_out) = carry_to_ends(starts & (!m[NON_DIGIT] | m[MINUS]), t, c_num);
+        let (weird_sum, weird_out) = carry_to_ends(out & !closing, t, c_weird);
+        let is_str = str_sum & t;
+        let is_num = num_sum & t;
+        let closed = ((closing << 1) | (p_closing >> 63)) & t;
+        let bad_str = (weird_sum & t) | !closed;
+        let n = number_ends(starts, body, t, m[MINUS], m[DOT], m[NON_DIGIT], &numbers);
+        let bad_num = n.bad_num | (n.long & !n.dotted);
+        // The ends of the values of each column type.
+        let kinds = masks.phase(phase);
+        let int = W::pdep(kinds[INT], t);
+        let float_int = W::pdep(kinds[FLOAT_INT], t);
+        let float = W::pdep(kinds[FLOAT], t);
+        let other = W::pdep(kinds[OTHER], t);
+        let text = t & !(int | float_int | float | other);
+        let misfits = (t & !(is_str | is_num))
+            | (is_str & (bad_str | !text))
+            | (is_num & (bad_num | (int & (n.not_int | n.long)) | (float & !n.dotted) | other));
+        if misfits != 0 {
+            break;
+        }
+        if run.take::<JSON, W>(q, m[NEWLINE], m[HIGH], budget, &mut high) {
+            break;
+        }
+        parity = (parity + (c | t).count_ones()) & 1;
+        borrow = u64::from(b1 | b2);
+        phase = masks.advance(phase, t.count_ones());
+        numbers = n.carry;
+        (c_str, c_num, c_weird) = (str_out, num_out, weird_out);
+        inside_carry = ((inside as i64) >> 63) as u64;
+        (p_colon, p_closing) = (c, closing);
+        at = next;
+        q += 64;
+    }
+    run.high = high != 0;
+    run
+}
