@@ -405,12 +405,13 @@ fn runs_of_lines_equal_the_portable_path() {
             let options = IndexOptions { stride, stats };
             let data = text.as_bytes();
             let portable = format!("{:?}", index_lazy::<NoWindow>(path, data, &options, false));
-            let bytewise = index_with::<crate::window::BytewiseWindow>(path, data, &options);
-            assert_eq!(
-                format!("{bytewise:?}"),
-                portable,
-                "case {case} stride {stride}:\n{text}"
-            );
+            for other in other_paths(path, data, &options) {
+                assert_eq!(
+                    format!("{other:?}"),
+                    portable,
+                    "case {case} stride {stride}:\n{text}"
+                );
+            }
             let fast = index_bytes(path, data, &options);
             assert_eq!(
                 format!("{fast:?}"),
@@ -470,10 +471,25 @@ fn odd_lines_in_runs_equal_the_portable_path() {
             }
             let data = text.as_bytes();
             let portable = format!("{:?}", index_lazy::<NoWindow>(path, data, &options, false));
-            let bytewise = index_with::<crate::window::BytewiseWindow>(path, data, &options);
-            assert_eq!(format!("{bytewise:?}"), portable, "{odd} after {pad}");
+            for other in other_paths(path, data, &options) {
+                assert_eq!(format!("{other:?}"), portable, "{odd} after {pad}");
+            }
             let fast = index_bytes(path, data, &options);
             assert_eq!(format!("{fast:?}"), portable, "{odd} after {pad}");
         }
     }
+}
+
+/// The index by the window paths `index_bytes` does not take on this CPU: byte-wise masks
+/// with the portable `pdep`, and AVX2 masks (the loop of CPUs without AVX-512).
+fn other_paths(path: &Path, data: &[u8], options: &IndexOptions) -> Vec<Result<FileIndex>> {
+    let mut out = vec![index_with::<crate::window::BytewiseWindow>(
+        path, data, options,
+    )];
+    #[cfg(target_arch = "x86_64")]
+    if crate::window::avx2_available() {
+        // SAFETY: the CPU has AVX2, BMI1, BMI2 and POPCNT, checked just above.
+        out.push(unsafe { index_avx2::<crate::window::Avx2Window>(path, data, options) });
+    }
+    out
 }

@@ -55,6 +55,8 @@ pub(crate) struct Skeleton {
     /// `WRAP_AT` without wrapping.
     bytes: Vec<u8>,
     period: usize,
+    /// The whole periods below `WRAP_AT`, which a position at or past it goes back by.
+    rewind: usize,
 }
 
 impl Skeleton {
@@ -74,6 +76,7 @@ impl Skeleton {
         }
         self.bytes.push(b'\n');
         self.period = self.bytes.len();
+        self.rewind = WRAP_AT / self.period * self.period;
         while self.bytes.len() < WRAP_AT + 64 + 8 + self.period {
             self.bytes.extend_from_within(..self.period);
         }
@@ -89,23 +92,29 @@ impl Skeleton {
         keep: u64,
         at: usize,
     ) -> Option<usize> {
+        let block: &[u8; 64] = data.get(q..q + 64)?.try_into().ok()?;
+        let skeleton: &[u8; 72] = self.bytes.get(at..at + 72)?.try_into().ok()?;
+        let word = |bytes: &[u8]| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(bytes);
+            u64::from_le_bytes(w)
+        };
         let mut diff = 0u64;
-        let mut at = at;
-        for w in 0..8 {
+        // Skeleton bytes taken so far: at most 56 before the last word.
+        let mut taken = 0usize;
+        for (w, have) in block.chunks_exact(8).enumerate() {
             let bits = ((keep >> (8 * w)) & 0xFF) as usize;
             let lanes = BYTE_LANES[bits];
-            let want = u64::from_le_bytes(self.bytes.get(at..at + 8)?.try_into().ok()?);
-            let have = u64::from_le_bytes(data.get(q + 8 * w..q + 8 * w + 8)?.try_into().ok()?);
-            diff |= (have ^ W::pdep(want, lanes)) & lanes;
-            at += bits.count_ones() as usize;
+            let from = taken & 63;
+            let want = W::pdep(word(&skeleton[from..from + 8]), lanes);
+            diff |= (word(have) ^ want) & lanes;
+            taken += bits.count_ones() as usize;
         }
         if diff != 0 {
             return None;
         }
-        if at >= WRAP_AT {
-            at -= WRAP_AT / self.period * self.period;
-        }
-        Some(at)
+        let at = at + taken;
+        Some(if at >= WRAP_AT { at - self.rewind } else { at })
     }
 }
 

@@ -41,6 +41,8 @@ mod testutil;
 pub mod trace;
 pub mod types;
 mod window;
+#[cfg(target_arch = "x86_64")]
+mod window512;
 pub mod xlsx;
 
 pub use error::{Error, Result};

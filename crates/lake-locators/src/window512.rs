@@ -1,0 +1,142 @@
+//! AVX-512 byte-class masks (see [`crate::window`]): one 64-byte compare straight into a mask
+//! register per class, instead of two 32-byte compares and two mask moves. Used for the runs
+//! of records and lines (indexes without statistics) on CPUs with AVX-512BW, where the
+//! masks are a large part of the work per block.
+
+use crate::window::{CSV, JSON, Window, csv_class, json_class};
+
+/// AVX-512BW masks, with every class. Only used from functions compiled with
+/// `#[target_feature(enable = "avx512f,avx512bw,...")]` after [`avx512_available`].
+pub(crate) struct Avx512Window;
+
+/// True when the CPU runs the AVX-512 loops: AVX-512F and BW, besides what
+/// [`crate::window::avx2_available`] requires.
+pub(crate) fn avx512_available() -> bool {
+    crate::window::avx2_available()
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+}
+
+/// How far ahead of the block being classified its bytes are prefetched (as the AVX2 loads).
+const PREFETCH_AHEAD: usize = 4096;
+
+impl Avx512Window {
+    /// `data[pos..pos + 64]` as one vector, with a prefetch of the bytes 4 KiB ahead.
+    #[inline(always)]
+    fn load(data: &[u8], pos: usize) -> std::arch::x86_64::__m512i {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch, _mm512_loadu_si512};
+        let bytes = &data[pos..pos + 64];
+        if let Some(ahead) = data.get(pos + PREFETCH_AHEAD) {
+            // SAFETY: a prefetch hint of an address inside `data`; it never faults.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(ahead).cast::<i8>()) };
+        }
+        // SAFETY: `bytes` holds 64 bytes, read unaligned; callers only reach this impl on
+        // CPUs with AVX-512F and BW (checked at run time before the generic loop is entered
+        // through a target-feature function).
+        unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) }
+    }
+
+    /// The mask of the bytes of `v` equal to `b`.
+    #[inline(always)]
+    fn eq(v: std::arch::x86_64::__m512i, b: u8) -> u64 {
+        use std::arch::x86_64::{_mm512_cmpeq_epi8_mask, _mm512_set1_epi8};
+        // SAFETY: register-only AVX-512BW operations, on CPUs with it (see `load`).
+        unsafe { _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b as i8)) }
+    }
+
+    /// The masks of the bytes of `v` that are not ASCII digits and that are not ASCII.
+    #[inline(always)]
+    fn digits_and_high(v: std::arch::x86_64::__m512i) -> (u64, u64) {
+        use std::arch::x86_64::{
+            _mm512_cmplt_epu8_mask, _mm512_movepi8_mask, _mm512_set1_epi8, _mm512_sub_epi8,
+        };
+        // SAFETY: register-only AVX-512BW operations, on CPUs with it (see `load`).
+        unsafe {
+            let digit = _mm512_cmplt_epu8_mask(
+                _mm512_sub_epi8(v, _mm512_set1_epi8(b'0' as i8)),
+                _mm512_set1_epi8(10),
+            );
+            (!digit, _mm512_movepi8_mask(v))
+        }
+    }
+}
+
+impl Window<CSV> for Avx512Window {
+    const ENABLED: bool = true;
+
+    #[inline(always)]
+    fn block(data: &[u8], pos: usize, delim: u8) -> [u64; CSV] {
+        let v = Self::load(data, pos);
+        let (non_digit, high) = Self::digits_and_high(v);
+        let mut m = [0u64; CSV];
+        m[csv_class::DELIM] = Self::eq(v, delim);
+        m[csv_class::NEWLINE] = Self::eq(v, b'\n');
+        m[csv_class::QUOTE] = Self::eq(v, b'"');
+        m[csv_class::NON_DIGIT] = non_digit;
+        m[csv_class::HIGH] = high;
+        m[csv_class::MINUS] = Self::eq(v, b'-');
+        m[csv_class::DOT] = Self::eq(v, b'.');
+        m[csv_class::CR] = Self::eq(v, b'\r');
+        m
+    }
+
+    #[inline(always)]
+    fn pdep(x: u64, mask: u64) -> u64 {
+        // SAFETY: this impl is only used on CPUs with BMI2 (`avx512_available` checks it).
+        unsafe { std::arch::x86_64::_pdep_u64(x, mask) }
+    }
+}
+
+impl Window<JSON> for Avx512Window {
+    const ENABLED: bool = true;
+
+    #[inline(always)]
+    fn block(data: &[u8], pos: usize, _: u8) -> [u64; JSON] {
+        let v = Self::load(data, pos);
+        let (non_digit, high) = Self::digits_and_high(v);
+        let mut m = [0u64; JSON];
+        m[json_class::QUOTE] = Self::eq(v, b'"');
+        m[json_class::BACKSLASH] = Self::eq(v, b'\\');
+        m[json_class::COMMA] = Self::eq(v, b',');
+        m[json_class::NON_DIGIT] = non_digit;
+        m[json_class::HIGH] = high;
+        m[json_class::CLOSE] = Self::eq(v, b'}');
+        m[json_class::NEWLINE] = Self::eq(v, b'\n');
+        m[json_class::COLON] = Self::eq(v, b':');
+        m[json_class::MINUS] = Self::eq(v, b'-');
+        m[json_class::DOT] = Self::eq(v, b'.');
+        m
+    }
+
+    #[inline(always)]
+    fn pdep(x: u64, mask: u64) -> u64 {
+        <Self as Window<CSV>>::pdep(x, mask)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::window::bytewise;
+
+    #[test]
+    fn vector_masks_equal_bytewise_masks() {
+        if !avx512_available() {
+            eprintln!("skipped: this CPU has no AVX-512BW");
+            return;
+        }
+        let alphabet = b",;\n\"09/:-.a\xc3\xa9\x80\xff\t\\{}[] \r";
+        let data = crate::testutil::byte_soup(0x0512_0512_0512_0513, 4096, alphabet);
+        for pos in 0..data.len() - 64 {
+            for delim in [b',', b'\t', b';'] {
+                let want = bytewise::<CSV>(&data[pos..], delim);
+                assert_eq!(
+                    <Avx512Window as Window<CSV>>::block(&data, pos, delim),
+                    want
+                );
+            }
+            let want = bytewise::<JSON>(&data[pos..], 0);
+            assert_eq!(<Avx512Window as Window<JSON>>::block(&data, pos, 0), want);
+        }
+    }
+}
