@@ -304,8 +304,8 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Head
     if crate::window::avx2_available() {
         // Runs of records are only read without statistics (see `rowshape`), and where
         // `pdep` is fast; otherwise the classes only runs read are not computed.
-        // SAFETY: the CPU has AVX2, BMI1, BMI2 and POPCNT, checked just above, and AVX-512F
-        // and BW where the AVX-512 loop is taken (`avx512_available`).
+        // SAFETY: the CPU has AVX2, BMI1, BMI2 and POPCNT, checked just above, and AVX-512F,
+        // BW and VBMI2 where the AVX-512 loop is taken (`avx512_available`).
         return unsafe {
             let runs = options.stats.is_none() && crate::window::pdep_is_fast();
             if runs && crate::window512::avx512_available() {
@@ -335,13 +335,13 @@ unsafe fn index_avx2<W: Window<CSV>>(
     index_with::<W>(path, data, options)
 }
 
-/// [`index_with`] compiled with AVX-512F and BW besides the features of [`index_avx2`],
-/// over AVX-512 window masks.
+/// [`index_with`] compiled with AVX-512F, BW and VBMI2 besides the features of
+/// [`index_avx2`], over AVX-512 window masks.
 ///
 /// # Safety
-/// The CPU must support AVX-512F, AVX-512BW, AVX2, BMI1, BMI2 and POPCNT.
+/// The CPU must support AVX-512F, AVX-512BW, AVX-512VBMI2, AVX2, BMI1, BMI2 and POPCNT.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx2,bmi1,bmi2,popcnt")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,avx2,bmi1,bmi2,popcnt")]
 unsafe fn index_avx512(
     path: &Path,
     data: &[u8],

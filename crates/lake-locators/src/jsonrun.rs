@@ -29,23 +29,6 @@ use crate::window::{JSON, Window, inside_quotes};
 /// the chain from block to block).
 const WRAP_AT: usize = 4096;
 
-/// For each 8-bit mask, the mask of the bytes of a word whose bits are set.
-const BYTE_LANES: [u64; 256] = {
-    let mut lanes = [0u64; 256];
-    let mut m = 0;
-    while m < 256 {
-        let mut b = 0;
-        while b < 8 {
-            if m & (1 << b) != 0 {
-                lanes[m] |= 0xFF << (8 * b);
-            }
-            b += 1;
-        }
-        m += 1;
-    }
-    lanes
-};
-
 /// The bytes of a run of template lines outside their values, in order: `{`, each member's
 /// `"name":` followed by `,` (by `}` for the last member), and the line feed, repeated.
 #[derive(Debug, Default)]
@@ -94,26 +77,10 @@ impl Skeleton {
     ) -> Option<usize> {
         let block: &[u8; 64] = data.get(q..q + 64)?.try_into().ok()?;
         let skeleton: &[u8; 72] = self.bytes.get(at..at + 72)?.try_into().ok()?;
-        let word = |bytes: &[u8]| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(bytes);
-            u64::from_le_bytes(w)
-        };
-        let mut diff = 0u64;
-        // Skeleton bytes taken so far: at most 56 before the last word.
-        let mut taken = 0usize;
-        for (w, have) in block.chunks_exact(8).enumerate() {
-            let bits = ((keep >> (8 * w)) & 0xFF) as usize;
-            let lanes = BYTE_LANES[bits];
-            let from = taken & 63;
-            let want = W::pdep(word(&skeleton[from..from + 8]), lanes);
-            diff |= (word(have) ^ want) & lanes;
-            taken += bits.count_ones() as usize;
-        }
-        if diff != 0 {
+        if !W::expand_equals(block, skeleton, keep) {
             return None;
         }
-        let at = at + taken;
+        let at = at + keep.count_ones() as usize;
         Some(if at >= WRAP_AT { at - self.rewind } else { at })
     }
 }

@@ -115,7 +115,48 @@ pub(crate) trait Window<const K: usize> {
     fn pdep(x: u64, mask: u64) -> u64 {
         pdep_portable(x, mask)
     }
+
+    /// True when the bytes of `block` at the set bits of `keep` are the first bytes of
+    /// `stream`, in order: per 8-byte word, [`Window::pdep`] spreads the next bytes of
+    /// `stream` over the word's kept lanes.
+    #[inline(always)]
+    fn expand_equals(block: &[u8; 64], stream: &[u8; 72], keep: u64) -> bool {
+        let word = |bytes: &[u8]| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(bytes);
+            u64::from_le_bytes(w)
+        };
+        let mut diff = 0u64;
+        // Bytes of `stream` taken so far: at most 56 before the last word.
+        let mut taken = 0usize;
+        for (w, have) in block.chunks_exact(8).enumerate() {
+            let bits = ((keep >> (8 * w)) & 0xFF) as usize;
+            let lanes = BYTE_LANES[bits];
+            let from = taken & 63;
+            let want = Self::pdep(word(&stream[from..from + 8]), lanes);
+            diff |= (word(have) ^ want) & lanes;
+            taken += bits.count_ones() as usize;
+        }
+        diff == 0
+    }
 }
+
+/// For each 8-bit mask, the mask of the bytes of a word whose bits are set.
+const BYTE_LANES: [u64; 256] = {
+    let mut lanes = [0u64; 256];
+    let mut m = 0;
+    while m < 256 {
+        let mut b = 0;
+        while b < 8 {
+            if m & (1 << b) != 0 {
+                lanes[m] |= 0xFF << (8 * b);
+            }
+            b += 1;
+        }
+        m += 1;
+    }
+    lanes
+};
 
 /// `pdep` one bit at a time: the reference, and the version of CPUs without BMI2.
 #[inline]

@@ -9,12 +9,13 @@ use crate::window::{CSV, JSON, Window, csv_class, json_class};
 /// `#[target_feature(enable = "avx512f,avx512bw,...")]` after [`avx512_available`].
 pub(crate) struct Avx512Window;
 
-/// True when the CPU runs the AVX-512 loops: AVX-512F and BW, besides what
-/// [`crate::window::avx2_available`] requires.
+/// True when the CPU runs the AVX-512 loops: AVX-512F, BW and VBMI2 (byte expansion),
+/// besides what [`crate::window::avx2_available`] requires.
 pub(crate) fn avx512_available() -> bool {
     crate::window::avx2_available()
         && std::arch::is_x86_feature_detected!("avx512f")
         && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512vbmi2")
 }
 
 /// How far ahead of the block being classified its bytes are prefetched (as the AVX2 loads).
@@ -91,6 +92,20 @@ impl Window<JSON> for Avx512Window {
     const ENABLED: bool = true;
 
     #[inline(always)]
+    fn expand_equals(block: &[u8; 64], stream: &[u8; 72], keep: u64) -> bool {
+        use std::arch::x86_64::{
+            _mm512_loadu_si512, _mm512_mask_cmpneq_epi8_mask, _mm512_maskz_expandloadu_epi8,
+        };
+        // SAFETY: reads of 64 bytes of `block` and of at most 64 bytes of `stream` (as many
+        // as `keep` has bits), on CPUs with AVX-512F, BW and VBMI2 (`avx512_available`).
+        unsafe {
+            let want = _mm512_maskz_expandloadu_epi8(keep, stream.as_ptr().cast());
+            let have = _mm512_loadu_si512(block.as_ptr().cast());
+            _mm512_mask_cmpneq_epi8_mask(keep, have, want) == 0
+        }
+    }
+
+    #[inline(always)]
     fn block(data: &[u8], pos: usize, _: u8) -> [u64; JSON] {
         let v = Self::load(data, pos);
         let (non_digit, high) = Self::digits_and_high(v);
@@ -137,6 +152,49 @@ mod tests {
             }
             let want = bytewise::<JSON>(&data[pos..], 0);
             assert_eq!(<Avx512Window as Window<JSON>>::block(&data, pos, 0), want);
+        }
+    }
+
+    #[test]
+    fn expansion_equals_the_portable_expansion() {
+        let block: [u8; 64] = std::array::from_fn(|i| b"ab"[i % 2]);
+        let stream = [b'a'; 72];
+        // Every `a` lane of the block kept: equal; a `b` lane too: not.
+        let a_lanes = 0x5555_5555_5555_5555u64;
+        assert!(<crate::window::NoWindow as Window<JSON>>::expand_equals(
+            &block, &stream, a_lanes
+        ));
+        assert!(!<crate::window::NoWindow as Window<JSON>>::expand_equals(
+            &block, &stream, 0b11
+        ));
+        if !avx512_available() {
+            eprintln!("skipped: this CPU has no AVX-512BW and VBMI2");
+            return;
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let block: [u8; 64] = std::array::from_fn(|i| b"xyz"[(x >> (i % 60)) as usize % 3]);
+            let keep = x.rotate_left(17) & x.rotate_left(29);
+            // The kept bytes of the block, then bytes that must not matter.
+            let mut stream = [b'q'; 72];
+            let mut n = 0;
+            for (i, &b) in block.iter().enumerate() {
+                if keep >> i & 1 == 1 {
+                    stream[n] = b;
+                    n += 1;
+                }
+            }
+            if x & 1 == 1 && n > 0 {
+                stream[(x >> 8) as usize % n] = b'w';
+            }
+            let portable =
+                <crate::window::NoWindow as Window<JSON>>::expand_equals(&block, &stream, keep);
+            let vector = <Avx512Window as Window<JSON>>::expand_equals(&block, &stream, keep);
+            assert_eq!(vector, portable);
+            assert_eq!(portable, x & 1 == 0 || n == 0);
         }
     }
 }
