@@ -304,7 +304,7 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Head
     if crate::window::avx2_available() {
         // Runs of records are only read without statistics (see `rowshape`), and where
         // `pdep` is fast; otherwise the classes only runs read are not computed.
-        // SAFETY: the CPU has AVX2, BMI1, BMI2 and POPCNT, checked just above, and AVX-512F,
+        // SAFETY: the CPU has AVX2, BMI1, BMI2, POPCNT and PCLMULQDQ, checked just above, and AVX-512F,
         // BW and VBMI2 where the AVX-512 loop is taken (`avx512_available`).
         return unsafe {
             let runs = options.stats.is_none() && crate::window::pdep_is_fast();
@@ -324,9 +324,9 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Head
 /// `tzcnt`, BMI2's `pdep` and shifts, `popcnt`) enabled, over AVX2 window masks `W`.
 ///
 /// # Safety
-/// The CPU must support AVX2, BMI1, BMI2 and POPCNT.
+/// The CPU must support AVX2, BMI1, BMI2, POPCNT and PCLMULQDQ.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt,pclmulqdq")]
 unsafe fn index_avx2<W: Window<CSV>>(
     path: &Path,
     data: &[u8],
@@ -339,9 +339,10 @@ unsafe fn index_avx2<W: Window<CSV>>(
 /// [`index_avx2`], over AVX-512 window masks.
 ///
 /// # Safety
-/// The CPU must support AVX-512F, AVX-512BW, AVX-512VBMI2, AVX2, BMI1, BMI2 and POPCNT.
+/// The CPU must support AVX-512F, AVX-512BW, AVX-512VBMI2, AVX2, BMI1, BMI2, POPCNT and
+/// PCLMULQDQ.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,avx2,bmi1,bmi2,popcnt")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,avx2,bmi1,bmi2,popcnt,pclmulqdq")]
 unsafe fn index_avx512(
     path: &Path,
     data: &[u8],

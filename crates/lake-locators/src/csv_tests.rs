@@ -300,7 +300,7 @@ fn other_paths(
     )];
     #[cfg(target_arch = "x86_64")]
     if crate::window::avx2_available() {
-        // SAFETY: the CPU has AVX2, BMI1, BMI2 and POPCNT, checked just above.
+        // SAFETY: the CPU has AVX2, BMI1, BMI2, POPCNT and PCLMULQDQ, checked just above.
         out.push(unsafe { index_avx2::<crate::window::Avx2Window>(path, data, options) });
     }
     out

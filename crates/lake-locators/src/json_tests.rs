@@ -488,7 +488,7 @@ fn other_paths(path: &Path, data: &[u8], options: &IndexOptions) -> Vec<Result<F
     )];
     #[cfg(target_arch = "x86_64")]
     if crate::window::avx2_available() {
-        // SAFETY: the CPU has AVX2, BMI1, BMI2 and POPCNT, checked just above.
+        // SAFETY: the CPU has AVX2, BMI1, BMI2, POPCNT and PCLMULQDQ, checked just above.
         out.push(unsafe { index_avx2::<crate::window::Avx2Window>(path, data, options) });
     }
     out

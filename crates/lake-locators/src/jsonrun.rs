@@ -23,7 +23,7 @@ use crate::rowshape::{
 use crate::window::json_class::{
     BACKSLASH, CLOSE, COLON, COMMA, DOT, HIGH, MINUS, NEWLINE, NON_DIGIT, QUOTE,
 };
-use crate::window::{JSON, Window, inside_quotes};
+use crate::window::{JSON, Window};
 
 /// Where skeleton positions wrap back by whole periods (a division per block would sit on
 /// the chain from block to block).
@@ -131,7 +131,7 @@ pub(crate) fn run_lines<W: Window<JSON>>(
         if m[BACKSLASH] != 0 {
             break;
         }
-        let inside = inside_quotes(m[QUOTE]) ^ inside_carry;
+        let inside = W::inside(m[QUOTE]) ^ inside_carry;
         let t = (m[COMMA] | m[CLOSE]) & !inside;
         let c = m[COLON] & !inside;
         let alternate = if parity == 0 {

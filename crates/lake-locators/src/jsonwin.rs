@@ -24,7 +24,7 @@ use crate::locator::StatsColumns;
 use crate::numbers::{NumberKind, masked_number};
 use crate::scan::check_utf8_at;
 use crate::window::json_class::{BACKSLASH, CLOSE, COMMA, HIGH, NEWLINE, NON_DIGIT, QUOTE};
-use crate::window::{JSON, MaskCache, Window, inside_quotes};
+use crate::window::{JSON, MaskCache, Window};
 
 /// Bits `from` and above.
 #[inline(always)]
@@ -58,7 +58,7 @@ pub(crate) fn compact_line<W: Window<JSON>>(
     let mut m = cache.window::<W>(data, base, 0)?;
     // The window starts outside strings (at the `{`, later at a member), so one prefix XOR
     // of its quotes serves every member read from it.
-    let mut outside = !inside_quotes(m[QUOTE]);
+    let mut outside = !W::inside(m[QUOTE]);
     // The member being read starts at `base + p`.
     let mut p = 1;
     let mut high = false;
@@ -77,7 +77,7 @@ pub(crate) fn compact_line<W: Window<JSON>>(
                 base += p;
                 p = 0;
                 m = cache.window::<W>(data, base, 0)?;
-                outside = !inside_quotes(m[QUOTE]);
+                outside = !W::inside(m[QUOTE]);
             }
             Member::PastWindow | Member::Other => return None,
         }
@@ -318,7 +318,7 @@ pub(crate) fn template_line<W: Window<JSON>>(
     // is recorded (an escaped string's raw bytes are not its text).
     let ends = |m: &[u64; JSON]| {
         let stop = (m[BACKSLASH] | m[NEWLINE]).trailing_zeros() as usize;
-        ((m[COMMA] | m[CLOSE]) & !inside_quotes(m[QUOTE]), stop)
+        ((m[COMMA] | m[CLOSE]) & !W::inside(m[QUOTE]), stop)
     };
     let (mut terms, mut stop) = ends(&m);
     let mut p = 1;
@@ -405,7 +405,7 @@ pub(crate) fn stream_lines<W: Window<JSON>>(
     let mut prev = [0u64; JSON];
     while base + 64 <= data.len() {
         let m = W::block(data, base, 0);
-        let inside = inside_quotes(m[QUOTE]) ^ carry;
+        let inside = W::inside(m[QUOTE]) ^ carry;
         carry = ((inside as i64) >> 63) as u64;
         if m[BACKSLASH] != 0 {
             break;

@@ -116,6 +116,13 @@ pub(crate) trait Window<const K: usize> {
         pdep_portable(x, mask)
     }
 
+    /// [`inside_quotes`] of `quotes`; a carry-less multiplication by all ones where the CPU
+    /// has one.
+    #[inline(always)]
+    fn inside(quotes: u64) -> u64 {
+        inside_quotes(quotes)
+    }
+
     /// True when the bytes of `block` at the set bits of `keep` are the first bytes of
     /// `stream`, in order: per 8-byte word, [`Window::pdep`] spreads the next bytes of
     /// `stream` over the word's kept lanes.
@@ -290,15 +297,32 @@ pub(crate) fn inside_quotes(quotes: u64) -> u64 {
     x
 }
 
-/// True when the CPU runs the AVX2 indexing loops: AVX2, and BMI1, BMI2 and POPCNT for the
-/// bit operations on the masks (`tzcnt`, shifts by a register without `cl`, `popcnt`: every
-/// AVX2 CPU has them, but each is its own feature flag).
+/// [`inside_quotes`] as one carry-less multiplication by all ones (PCLMULQDQ): bit `i` of
+/// the product is the XOR of the bits of `quotes` up to `i`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn clmul_prefix_xor(quotes: u64) -> u64 {
+    use std::arch::x86_64::{_mm_clmulepi64_si128, _mm_cvtsi128_si64, _mm_set_epi64x};
+    // SAFETY: register-only PCLMULQDQ and SSE2 operations, only reached on CPUs that have
+    // them (`avx2_available` checks PCLMULQDQ).
+    unsafe {
+        let product =
+            _mm_clmulepi64_si128::<0>(_mm_set_epi64x(0, quotes as i64), _mm_set_epi64x(0, -1));
+        _mm_cvtsi128_si64(product) as u64
+    }
+}
+
+/// True when the CPU runs the AVX2 indexing loops: AVX2, and BMI1, BMI2, POPCNT and PCLMULQDQ
+/// for the bit operations on the masks (`tzcnt`, shifts by a register without `cl`, `pdep`,
+/// `popcnt`, prefix XOR by carry-less multiplication: every AVX2 CPU has them, but each is
+/// its own feature flag).
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn avx2_available() -> bool {
     std::arch::is_x86_feature_detected!("avx2")
         && std::arch::is_x86_feature_detected!("bmi1")
         && std::arch::is_x86_feature_detected!("bmi2")
         && std::arch::is_x86_feature_detected!("popcnt")
+        && std::arch::is_x86_feature_detected!("pclmulqdq")
 }
 
 /// True unless the CPU runs BMI2's `pdep` in microcode: AMD (and Hygon) CPUs before Zen 3
@@ -458,6 +482,11 @@ impl Window<JSON> for Avx2Window {
     const ENABLED: bool = true;
 
     #[inline(always)]
+    fn inside(quotes: u64) -> u64 {
+        clmul_prefix_xor(quotes)
+    }
+
+    #[inline(always)]
     fn block(data: &[u8], pos: usize, _: u8) -> [u64; JSON] {
         Self::json_block::<true>(data, pos)
     }
@@ -472,6 +501,11 @@ impl Window<JSON> for Avx2Window {
 impl Window<JSON> for Avx2LeanWindow {
     const ENABLED: bool = true;
     const RUNS: bool = false;
+
+    #[inline(always)]
+    fn inside(quotes: u64) -> u64 {
+        clmul_prefix_xor(quotes)
+    }
 
     #[inline(always)]
     fn block(data: &[u8], pos: usize, _: u8) -> [u64; JSON] {
@@ -584,6 +618,16 @@ mod tests {
     fn prefix_xor_marks_string_insides() {
         let q = 0b1000_0100_0010_0001u64;
         assert_eq!(inside_quotes(q), 0b0111_1100_0001_1111);
+        #[cfg(target_arch = "x86_64")]
+        if avx2_available() {
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            for _ in 0..1000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                assert_eq!(clmul_prefix_xor(x), inside_quotes(x));
+            }
+        }
     }
 
     #[test]

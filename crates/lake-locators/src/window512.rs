@@ -92,6 +92,11 @@ impl Window<JSON> for Avx512Window {
     const ENABLED: bool = true;
 
     #[inline(always)]
+    fn inside(quotes: u64) -> u64 {
+        crate::window::clmul_prefix_xor(quotes)
+    }
+
+    #[inline(always)]
     fn expand_equals(block: &[u8; 64], stream: &[u8; 72], keep: u64) -> bool {
         use std::arch::x86_64::{
             _mm512_loadu_si512, _mm512_mask_cmpneq_epi8_mask, _mm512_maskz_expandloadu_epi8,
