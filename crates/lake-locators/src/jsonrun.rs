@@ -12,8 +12,8 @@
 //! column's type at its end, as fields are in [`crate::rowshape`]: a string (a quote at its
 //! start, a closing quote just before its end, nothing else outside the string) fits a Utf8
 //! column; a number (the rules of [`crate::numbers::masked_number`]) fits a column of its
-//! type or Utf8. Anything else (`null`, booleans, nested values, whitespace, exponents, a
-//! line feed in a value) ends the run, and its lines go to the per-line tiers of
+//! type or Utf8; `null` fits any column. Anything else (booleans, nested values, whitespace,
+//! exponents, a line feed in a value) ends the run, and its lines go to the per-line tiers of
 //! [`crate::jsonwin`], which are exact and move the types on.
 
 use crate::jsonwin::Slot;
@@ -124,6 +124,8 @@ pub(crate) fn run_lines<W: Window<JSON>>(
     let mut numbers = NumberCarry::default();
     let (mut c_str, mut c_num, mut c_weird) = (0u64, 0u64, 0u64);
     let (mut p_colon, mut p_closing) = (0u64, 0u64);
+    // Ends in the next block of `null` values that start in this one.
+    let mut next_nulls = 0u64;
     let mut high = 0u64;
     let mut q = start;
     while q + 64 <= data.len() {
@@ -165,6 +167,22 @@ pub(crate) fn run_lines<W: Window<JSON>>(
         let (weird_sum, weird_out) = carry_to_ends(out & !closing, t, c_weird);
         let is_str = str_sum & t;
         let is_num = num_sum & t;
+        // `null` fits every column: the ends of values that are exactly `null` (one that
+        // starts near the block end has its end in the next block).
+        let mut null_ends = next_nulls;
+        next_nulls = 0;
+        let mut odd = starts & !m[QUOTE] & m[NON_DIGIT] & !m[MINUS];
+        while odd != 0 {
+            let bit = odd.trailing_zeros() as usize;
+            odd &= odd - 1;
+            if data.get(q + bit..q + bit + 4) == Some(b"null") {
+                match bit + 4 {
+                    end @ 0..64 => null_ends |= 1 << end,
+                    end => next_nulls |= 1 << (end - 64),
+                }
+            }
+        }
+        let is_null = null_ends & t;
         let closed = ((closing << 1) | (p_closing >> 63)) & t;
         let bad_str = (weird_sum & t) | !closed;
         let n = number_ends(starts, body, t, m[MINUS], m[DOT], m[NON_DIGIT], &numbers);
@@ -176,7 +194,7 @@ pub(crate) fn run_lines<W: Window<JSON>>(
         let float = W::pdep(kinds[FLOAT], t);
         let other = W::pdep(kinds[OTHER], t);
         let text = t & !(int | float_int | float | other);
-        let misfits = (t & !(is_str | is_num))
+        let misfits = (t & !(is_str | is_num | is_null))
             | (is_str & (bad_str | !text))
             | (is_num & (bad_num | (int & (n.not_int | n.long)) | (float & !n.dotted) | other));
         if misfits != 0 {
