@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::infer::{ColumnInfer, Columns};
 use crate::locator::{BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest};
 use crate::rowread::{check_stride, end_on_error, projection_indices, start_block};
-use crate::rowshape::{ShapeMasks, stream_records};
+use crate::rowshape::{RunGate, ShapeMasks, stream_records};
 use crate::scan::{
     FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, skip_records,
     zero_bytes,
@@ -164,14 +164,6 @@ fn unescape_into(text: &[u8], out: &mut Vec<u8>) {
 /// Delimiter positions [`scan_plain_record`] buffers; wider records take the general path.
 const MAX_CUTS: usize = 64;
 
-/// Record starts in a row at which no run of records fits (see `rowshape`) before runs
-/// pause.
-const SHAPE_MISSES: u32 = 16;
-
-/// Records read field by field before runs are tried again (none in tests, so that the
-/// differential tests reach them at every record).
-const SHAPE_PAUSE: u32 = if cfg!(test) { 0 } else { 1024 };
-
 /// The high bit of every byte of a word.
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
@@ -300,24 +292,19 @@ fn header(path: &Path, data: &[u8]) -> Result<Header> {
 
 /// The one indexing pass: checkpoints, row count, inferred columns and statistics.
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Header, FileIndex)> {
-    #[cfg(target_arch = "x86_64")]
-    if crate::window::avx2_available() {
-        // Runs of records are only read without statistics (see `rowshape`), and where
-        // `pdep` is fast; otherwise the classes only runs read are not computed.
-        // SAFETY: the CPU has AVX2, BMI1, BMI2, POPCNT and PCLMULQDQ, checked just above, and AVX-512F,
-        // BW and VBMI2 where the AVX-512 loop is taken (`avx512_available`).
-        return unsafe {
-            let runs = options.stats.is_none() && crate::window::pdep_is_fast();
-            if runs && crate::window512::avx512_available() {
-                index_avx512(path, data, options)
-            } else if runs {
-                index_avx2::<crate::window::Avx2Window>(path, data, options)
-            } else {
-                index_avx2::<crate::window::Avx2LeanWindow>(path, data, options)
-            }
-        };
+    use crate::window::Loop;
+    // Runs of records are only read without statistics.
+    match crate::window::pick_loop(options.stats.is_none()) {
+        // SAFETY (each AVX arm): `pick_loop` only returns it when the CPU has the features
+        // its function is compiled with.
+        #[cfg(target_arch = "x86_64")]
+        Loop::Avx512 => unsafe { index_avx512(path, data, options) },
+        #[cfg(target_arch = "x86_64")]
+        Loop::Avx2Runs => unsafe { index_avx2::<crate::window::Avx2Window>(path, data, options) },
+        #[cfg(target_arch = "x86_64")]
+        Loop::Avx2 => unsafe { index_avx2::<crate::window::Avx2LeanWindow>(path, data, options) },
+        Loop::Portable => index_with::<NoWindow>(path, data, options),
     }
-    index_with::<NoWindow>(path, data, options)
 }
 
 /// [`index_with`] compiled with AVX2 (and the bit instructions of the same CPUs: BMI1's
@@ -535,14 +522,12 @@ fn scan_records<W: Window<CSV>>(
     let mut scratch = Vec::new();
     let mut cuts = [0usize; MAX_CUTS];
     let mut cache = MaskCache::<CSV>::new();
-    // Runs of records that fit their columns' types (see `rowshape`): the masks are `stale`
-    // once a record was classified field by field; after `SHAPE_MISSES` misses in a row,
-    // runs pause for `SHAPE_PAUSE` records.
+    // Runs of records that fit their columns' types (see `rowshape`).
     let mut shapes = ShapeMasks::new(ncols);
     if W::RUNS {
         shapes.update(&cols.cols);
     }
-    let (mut stale, mut misses, mut pause) = (false, 0u32, 0u32);
+    let mut gate = RunGate::new(false);
     let mut pos = skip_empty_lines(data, h.body);
     // A countdown instead of `row % stride`: a 64-bit division per row is measurable here.
     let mut until_checkpoint = 0u64;
@@ -560,28 +545,22 @@ fn scan_records<W: Window<CSV>>(
                 columns: None,
             });
         }
-        if stale && shapes.enabled && pause == 0 {
-            shapes.update(&cols.cols);
-            stale = false;
-        }
-        let use_shapes = shapes.enabled && pause == 0;
         // Runs of records that change no column's type are counted, not classified.
-        if use_shapes {
+        if shapes.enabled && gate.open() {
+            if gate.take_stale() {
+                shapes.update(&cols.cols);
+            }
             let run =
                 stream_records::<W>(data, pos, h.delim, &mut cache, &shapes, until_checkpoint);
+            gate.tried(run.rows);
             if run.rows > 0 {
                 if run.high {
                     check_utf8_at(path, h.format, data, pos, run.end)?;
                 }
-                misses = 0;
                 row += run.rows;
                 until_checkpoint -= run.rows;
                 pos = skip_empty_lines(data, run.end);
                 continue;
-            }
-            misses += 1;
-            if misses == SHAPE_MISSES {
-                (misses, pause) = (0, SHAPE_PAUSE);
             }
         }
         // Most records are short and hold no quote: their fields and number shapes come
@@ -658,9 +637,7 @@ fn scan_records<W: Window<CSV>>(
             .at_row(row)
             .at_byte(record as u64));
         }
-        // This record was classified field by field.
-        stale = true;
-        pause = pause.saturating_sub(1);
+        gate.read_otherwise();
         row += 1;
         until_checkpoint -= 1;
         pos = skip_empty_lines(data, end);

@@ -27,7 +27,7 @@ use crate::rowread::{
     batch_size, check_stride, decode_json, end_on_error, projection_indices, schema_for_read,
     start_block,
 };
-use crate::rowshape::ShapeMasks;
+use crate::rowshape::{RunGate, ShapeMasks};
 use crate::scan::{
     FileBytes, array_next, bom_len, check_utf8, check_utf8_at, json_value_end, skip_ws,
 };
@@ -68,13 +68,6 @@ fn layout(path: &Path, data: &[u8]) -> Layout {
         Layout::Lines
     }
 }
-
-/// Line starts in a row at which no run of lines fits (see `jsonrun`) before runs pause.
-const RUN_MISSES: u32 = 16;
-
-/// Lines read otherwise before runs are tried again (none in tests, so that the
-/// differential tests reach them at every line).
-const RUN_PAUSE: u32 = if cfg!(test) { 0 } else { 1024 };
 
 /// Lines read one by one before the streaming reader is tried again after it read none
 /// (lines it cannot read, such as long values or escapes, would otherwise pay for the try).
@@ -130,24 +123,19 @@ fn syntax(path: &Path, format: &'static str, at: usize, msg: &str, row: u64) -> 
 
 /// One indexing pass.
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileIndex> {
-    #[cfg(target_arch = "x86_64")]
-    if crate::window::avx2_available() {
-        // Runs of lines are only read without statistics (see `jsonrun`), and where `pdep`
-        // is fast; otherwise the classes only runs read are not computed.
-        // SAFETY: the CPU has AVX2, BMI1, BMI2, POPCNT and PCLMULQDQ, checked just above, and AVX-512F,
-        // BW and VBMI2 where the AVX-512 loop is taken (`avx512_available`).
-        return unsafe {
-            let runs = options.stats.is_none() && crate::window::pdep_is_fast();
-            if runs && crate::window512::avx512_available() {
-                index_avx512(path, data, options)
-            } else if runs {
-                index_avx2::<crate::window::Avx2Window>(path, data, options)
-            } else {
-                index_avx2::<crate::window::Avx2LeanWindow>(path, data, options)
-            }
-        };
+    use crate::window::Loop;
+    // Runs of lines are only read without statistics.
+    match crate::window::pick_loop(options.stats.is_none()) {
+        // SAFETY (each AVX arm): `pick_loop` only returns it when the CPU has the features
+        // its function is compiled with.
+        #[cfg(target_arch = "x86_64")]
+        Loop::Avx512 => unsafe { index_avx512(path, data, options) },
+        #[cfg(target_arch = "x86_64")]
+        Loop::Avx2Runs => unsafe { index_avx2::<crate::window::Avx2Window>(path, data, options) },
+        #[cfg(target_arch = "x86_64")]
+        Loop::Avx2 => unsafe { index_avx2::<crate::window::Avx2LeanWindow>(path, data, options) },
+        Loop::Portable => index_with::<NoWindow>(path, data, options),
     }
-    index_with::<NoWindow>(path, data, options)
 }
 
 /// [`index_with`] compiled with AVX2, BMI1, BMI2 and POPCNT enabled, over AVX2 window masks
@@ -315,50 +303,49 @@ fn scan_values<W: Window<JSON>>(
             let mut template = Template::default();
             // Lines before the streaming reader is tried again after it read none.
             let mut stream_pause = 0u32;
-            // Runs of lines that change no column's type (see `jsonrun`), without statistics:
-            // the masks are `stale` once a line was read otherwise; after `RUN_MISSES`
-            // misses in a row, runs pause for `RUN_PAUSE` lines.
+            // Runs of lines that change no column's type (see `jsonrun`), without statistics,
+            // tried as the gate says (`rowshape::RunGate`).
             let runs = W::RUNS && wanted.is_none();
             let mut shapes = ShapeMasks::new(0);
             let mut skeleton = Skeleton::default();
-            let (mut stale, mut run_misses, mut run_pause) = (true, 0u32, 0u32);
+            // The template generation the skeleton and the masks' width are of.
+            let mut learned = None;
+            let mut gate = RunGate::new(true);
             loop {
-                if runs && !nested && template.active() && rows < next_checkpoint.get() {
-                    if run_pause == 0 {
-                        if stale {
-                            let slots = template.slots();
+                if runs
+                    && !nested
+                    && template.active()
+                    && rows < next_checkpoint.get()
+                    && gate.open()
+                {
+                    if gate.take_stale() || learned != Some(template.generation()) {
+                        let slots = template.slots();
+                        if learned != Some(template.generation()) {
                             shapes.set_width(slots.len());
-                            shapes.update_from(slots.iter().filter_map(|s| cols.cols.get(s.col)));
                             skeleton.learn(slots);
-                            stale = false;
+                            learned = Some(template.generation());
                         }
-                        let left = next_checkpoint.get() - rows;
-                        let run = run_lines::<W>(data, pos, &skeleton, &shapes, left);
-                        if run.rows > 0 {
-                            if run.high {
-                                check_utf8_at(path, format, data, pos, run.end)?;
-                            }
-                            rows += run.rows;
-                            pos = run.end;
-                            run_misses = 0;
-                            continue;
+                        shapes.update_from(slots.iter().filter_map(|s| cols.cols.get(s.col)));
+                    }
+                    let left = next_checkpoint.get() - rows;
+                    let run = run_lines::<W>(data, pos, &skeleton, &shapes, left);
+                    gate.tried(run.rows);
+                    if run.rows > 0 {
+                        if run.high {
+                            check_utf8_at(path, format, data, pos, run.end)?;
                         }
-                        run_misses += 1;
-                        if run_misses == RUN_MISSES {
-                            (run_misses, run_pause) = (0, RUN_PAUSE);
-                        }
-                    } else {
-                        run_pause -= 1;
+                        rows += run.rows;
+                        pos = run.end;
+                        continue;
                     }
                 }
-                // This line is read otherwise.
-                stale = true;
+                gate.read_otherwise();
                 // Runs of lines that repeat the template are streamed block by block, up to
                 // the line that starts the next checkpoint block (read below, which notes it),
                 // unless runs are being tried: then one line at a time is read here, so that
                 // runs resume at the next line.
                 if W::ENABLED
-                    && !(runs && run_pause == 0)
+                    && !(runs && gate.open())
                     && !nested
                     && template.active()
                     && rows < next_checkpoint.get()

@@ -97,11 +97,7 @@ pub(crate) fn run_lines<W: Window<JSON>>(
     masks: &ShapeMasks,
     budget: u64,
 ) -> Run {
-    let mut run = Run {
-        end: start,
-        rows: 0,
-        high: false,
-    };
+    let mut run = Run::at(start);
     if !W::ENABLED
         || !W::RUNS
         || !masks.enabled
@@ -123,7 +119,7 @@ pub(crate) fn run_lines<W: Window<JSON>>(
     let mut at = 0usize;
     let mut numbers = NumberCarry::default();
     let (mut c_str, mut c_num, mut c_weird) = (0u64, 0u64, 0u64);
-    let (mut p_colon, mut p_closing) = (0u64, 0u64);
+    let mut p_colon = 0u64;
     // Ends in the next block of `null` values that start in this one.
     let mut next_nulls = 0u64;
     let mut high = 0u64;
@@ -183,8 +179,9 @@ pub(crate) fn run_lines<W: Window<JSON>>(
             }
         }
         let is_null = null_ends & t;
-        let closed = ((closing << 1) | (p_closing >> 63)) & t;
-        let bad_str = (weird_sum & t) | !closed;
+        // (A string that does not end with its closing quote has a byte outside strings
+        // after it: `weird`.)
+        let bad_str = weird_sum & t;
         let n = number_ends(starts, body, t, m[MINUS], m[DOT], m[NON_DIGIT], &numbers);
         let bad_num = n.bad_num | (n.long & !n.dotted);
         // The ends of the values of each column type.
@@ -209,7 +206,7 @@ pub(crate) fn run_lines<W: Window<JSON>>(
         numbers = n.carry;
         (c_str, c_num, c_weird) = (str_out, num_out, weird_out);
         inside_carry = ((inside as i64) >> 63) as u64;
-        (p_colon, p_closing) = (c, closing);
+        p_colon = c;
         at = next;
         q += 64;
     }

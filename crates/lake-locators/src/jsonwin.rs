@@ -218,6 +218,9 @@ const TEMPLATE_MISSES: u32 = 32;
 #[derive(Default)]
 pub(crate) struct Template {
     slots: Vec<Slot>,
+    /// Bumped by every [`Template::learn`], so that what is built from the slots is
+    /// rebuilt only when they may have changed.
+    generation: u64,
     /// Lines missed since the last hit.
     misses: u32,
     /// The columns of the last line read by [`compact_line`], in member order.
@@ -240,6 +243,12 @@ impl Template {
     #[inline(always)]
     pub(crate) fn slots(&self) -> &[Slot] {
         &self.slots
+    }
+
+    /// The number of [`Template::learn`] calls so far.
+    #[inline(always)]
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// True while the template is worth trying.
@@ -270,6 +279,7 @@ impl Template {
     /// [`compact_line`]; a name that is not plain or longer than [`TEMPLATE_NAME`] leaves
     /// the template empty.
     pub(crate) fn learn(&mut self, cols: &Columns) {
+        self.generation += 1;
         self.slots.clear();
         for &col in &self.order {
             let Some(c) = cols.cols.get(col) else {

@@ -33,6 +33,67 @@ pub(crate) const FLOAT: usize = 3;
 pub(crate) const LAST: usize = 4;
 pub(crate) const KINDS: usize = 5;
 
+/// Start positions in a row at which no run fits before runs pause.
+const GATE_MISSES: u32 = 16;
+
+/// Records or lines read otherwise before runs are tried again (none in tests, so that the
+/// differential tests reach runs at every record).
+const GATE_PAUSE: u32 = if cfg!(test) { 0 } else { 1024 };
+
+/// When the row indexers try a run: not for [`GATE_PAUSE`] records or lines after
+/// [`GATE_MISSES`] tries in a row that read nothing (records a run never takes would
+/// otherwise pay for the try each time); and whether the type masks must first take in
+/// types that records read otherwise may have moved on.
+#[derive(Debug)]
+pub(crate) struct RunGate {
+    misses: u32,
+    pause: u32,
+    stale: bool,
+}
+
+impl RunGate {
+    /// A gate; `stale` when the masks have not taken in the types yet.
+    pub(crate) fn new(stale: bool) -> Self {
+        RunGate {
+            misses: 0,
+            pause: 0,
+            stale,
+        }
+    }
+
+    /// True when a run is to be tried here.
+    #[inline(always)]
+    pub(crate) fn open(&self) -> bool {
+        self.pause == 0
+    }
+
+    /// True (once) when the masks must take in the columns' types before the run.
+    #[inline(always)]
+    pub(crate) fn take_stale(&mut self) -> bool {
+        std::mem::take(&mut self.stale)
+    }
+
+    /// Notes a try that read `rows` records or lines.
+    #[inline(always)]
+    pub(crate) fn tried(&mut self, rows: u64) {
+        if rows > 0 {
+            self.misses = 0;
+        } else {
+            self.misses += 1;
+            if self.misses == GATE_MISSES {
+                (self.misses, self.pause) = (0, GATE_PAUSE);
+            }
+        }
+    }
+
+    /// Notes a record or line read otherwise.
+    #[inline(always)]
+    pub(crate) fn read_otherwise(&mut self) {
+        self.stale = true;
+        self.pause = self.pause.saturating_sub(1);
+    }
+}
+
 /// Which columns have which settled type, one bit per field of a run of records: from a
 /// field of column `c` on, bit `k` of `phase[c]` is column `(c + k) % ncols`. Files of more
 /// than 64 columns never use the check.
@@ -263,6 +324,15 @@ pub(crate) struct Run {
 }
 
 impl Run {
+    /// An empty run at `start`.
+    pub(crate) fn at(start: usize) -> Self {
+        Run {
+            end: start,
+            rows: 0,
+            high: false,
+        }
+    }
+
     /// Takes in the records that end in the block at `q` (which fits), with line feeds `lf`
     /// and non-ASCII bytes `block_high` (gathered into `high`): all of them, or those up to
     /// `budget` records in the run. True when the budget is reached: the run ends, at the
@@ -310,11 +380,7 @@ pub(crate) fn stream_records<W: Window<CSV>>(
     masks: &ShapeMasks,
     budget: u64,
 ) -> Run {
-    let mut run = Run {
-        end: start,
-        rows: 0,
-        high: false,
-    };
+    let mut run = Run::at(start);
     // The column of the block's first field end, what the blocks before say about the
     // number facts of the field going on into this one, and the last bits of the masks that
     // shifts move across.

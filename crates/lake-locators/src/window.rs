@@ -325,6 +325,41 @@ pub(crate) fn avx2_available() -> bool {
         && std::arch::is_x86_feature_detected!("pclmulqdq")
 }
 
+/// The indexing loop of a row-format file on this CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Loop {
+    /// AVX-512 masks with the run classes ([`crate::window512::Avx512Window`]).
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+    /// AVX2 masks with the run classes ([`Avx2Window`]).
+    #[cfg(target_arch = "x86_64")]
+    Avx2Runs,
+    /// AVX2 masks without them ([`Avx2LeanWindow`]).
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    /// No masks ([`NoWindow`]).
+    Portable,
+}
+
+/// The loop to index a file with: runs of records or lines (see [`crate::rowshape`]) only
+/// when `runs` is asked for (no statistics) and the CPU's `pdep` is fast; the AVX-512 masks
+/// where the CPU has them. A variant other than [`Loop::Portable`] is only returned when
+/// the CPU has the features its loop is compiled with.
+pub(crate) fn pick_loop(runs: bool) -> Loop {
+    #[cfg(target_arch = "x86_64")]
+    if avx2_available() {
+        return if !runs || !pdep_is_fast() {
+            Loop::Avx2
+        } else if crate::window512::avx512_available() {
+            Loop::Avx512
+        } else {
+            Loop::Avx2Runs
+        };
+    }
+    let _ = runs;
+    Loop::Portable
+}
+
 /// True unless the CPU runs BMI2's `pdep` in microcode: AMD (and Hygon) CPUs before Zen 3
 /// (family 19h) take up to hundreds of cycles per `pdep`, where the runs of records of
 /// [`crate::rowshape`] would be far slower than the per-field path.
