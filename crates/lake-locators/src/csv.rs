@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::infer::{ColumnInfer, Columns};
 use crate::locator::{BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest};
 use crate::rowread::{check_stride, end_on_error, projection_indices, start_block};
-use crate::rowshape::{RunGate, ShapeMasks, stream_records};
+use crate::rowshape::{RunGate, RunValues, ShapeMasks, stream_records};
 use crate::scan::{
     FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, skip_records,
     zero_bytes,
@@ -293,8 +293,7 @@ fn header(path: &Path, data: &[u8]) -> Result<Header> {
 /// The one indexing pass: checkpoints, row count, inferred columns and statistics.
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Header, FileIndex)> {
     use crate::window::Loop;
-    // Runs of records are only read without statistics.
-    match crate::window::pick_loop(options.stats.is_none()) {
+    match crate::window::pick_loop(true) {
         // SAFETY (each AVX arm): `pick_loop` only returns it when the CPU has the features
         // its function is compiled with.
         #[cfg(target_arch = "x86_64")]
@@ -528,6 +527,9 @@ fn scan_records<W: Window<CSV>>(
         shapes.update(&cols.cols);
     }
     let mut gate = RunGate::new(false);
+    // The fields of runs, for the statistics of the columns that gather them.
+    let tracked = cols.cols.iter().any(ColumnInfer::tracks);
+    let mut run_ends = Vec::new();
     let mut pos = skip_empty_lines(data, h.body);
     // A countdown instead of `row % stride`: a 64-bit division per row is measurable here.
     let mut until_checkpoint = 0u64;
@@ -550,8 +552,16 @@ fn scan_records<W: Window<CSV>>(
             if gate.take_stale() {
                 shapes.update(&cols.cols);
             }
-            let run =
-                stream_records::<W>(data, pos, h.delim, &mut cache, &shapes, until_checkpoint);
+            let mut values = tracked.then(|| RunValues::new(&mut cols.cols, &mut run_ends, pos));
+            let run = stream_records::<W>(
+                data,
+                pos,
+                h.delim,
+                &mut cache,
+                &shapes,
+                until_checkpoint,
+                values.as_mut(),
+            );
             gate.tried(run.rows);
             if run.rows > 0 {
                 if run.high {

@@ -266,7 +266,9 @@ fn streamed_runs_equal_the_portable_path() {
             (65_536, StatsColumns::None),
             (7, StatsColumns::None),
             (1, StatsColumns::None),
+            (65_536, StatsColumns::All),
             (100, StatsColumns::All),
+            (7, StatsColumns::All),
         ] {
             let options = IndexOptions { stride, stats };
             let data = text.as_bytes();

@@ -14,15 +14,13 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::locator::{ColumnStats, Stats, StatsColumns};
 use crate::numbers::{
-    NumberKind, decimal_parts_at, int_value_at, is_bool, is_i64_text, is_number, masked_number,
-    number_kind, parse_i64, word_at,
+    KEY_FRAC, NumberKind, decimal_parts_at, int_value_at, is_bool, is_i64_text, is_number,
+    key_float, key_int, masked_number, number_key, number_kind, parse_i64, word_at,
 };
 
 /// The values that fit a column without changing it (see [`ColumnInfer::shape`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Shape {
-    /// Statistics are gathered: every value is recorded.
-    Tracked,
     /// Utf8 whatever comes: any value.
     Text,
     /// Integers only so far: nulls and integers.
@@ -149,6 +147,43 @@ pub(crate) fn prefix_key(text: &[u8]) -> u64 {
     key
 }
 
+/// The smaller of two numbers (neither NaN), `-0.0` below `0.0`: unlike `f64::min`, the same
+/// whatever the order in which a column's values are folded.
+#[inline(always)]
+pub(crate) fn min_f64(a: f64, b: f64) -> f64 {
+    if b < a || (b == a && b.is_sign_negative()) {
+        b
+    } else {
+        a
+    }
+}
+
+/// The larger of two numbers (neither NaN), `0.0` above `-0.0` (see [`min_f64`]).
+#[inline(always)]
+pub(crate) fn max_f64(a: f64, b: f64) -> f64 {
+    if b > a || (b == a && b.is_sign_positive()) {
+        b
+    } else {
+        a
+    }
+}
+
+/// The position of the first `.` in `data[start..end]`, from one word read when the text
+/// has at most 8 bytes and 8 bytes are there.
+#[inline(always)]
+fn dot_in(data: &[u8], start: usize, end: usize) -> Option<usize> {
+    if end - start <= 8
+        && let Some(w) = word_at(data, start)
+    {
+        // Bytes equal to `.` become zero; the lowest zero byte sets the lowest high bit.
+        let x = w ^ 0x2e2e_2e2e_2e2e_2e2e;
+        let zero = x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080;
+        let at = zero.trailing_zeros() as usize / 8;
+        return (at < end - start).then_some(start + at);
+    }
+    memchr::memchr(b'.', &data[start..end]).map(|i| start + i)
+}
+
 /// [`prefix_key`] of `data[start..end]`, from one word read when 8 bytes are there.
 #[inline(always)]
 fn prefix_key_at(data: &[u8], start: usize, end: usize) -> u64 {
@@ -193,9 +228,7 @@ impl ColumnInfer {
     /// What values fit the column without changing it, for [`crate::rowshape`].
     #[inline]
     pub(crate) fn shape(&self) -> Shape {
-        if self.track {
-            Shape::Tracked
-        } else if self.is_text() {
+        if self.is_text() {
             Shape::Text
         } else if self.seen_bool || !(self.seen_int || self.seen_float) {
             Shape::Other
@@ -211,13 +244,13 @@ impl ColumnInfer {
     /// A column without statistics whose values so far give it `shape`.
     #[cfg(test)]
     pub(crate) fn with_shape(shape: Shape) -> Self {
-        let mut c = ColumnInfer::new("c".into(), shape == Shape::Tracked);
+        let mut c = ColumnInfer::new("c".into(), false);
         match shape {
             Shape::Text => c.seen_str = true,
             Shape::Int => c.seen_int = true,
             Shape::FloatInt => (c.seen_int, c.seen_float) = (true, true),
             Shape::Float => c.seen_float = true,
-            Shape::Tracked | Shape::Other => {}
+            Shape::Other => {}
         }
         c
     }
@@ -308,7 +341,7 @@ impl ColumnInfer {
         }
         self.float_bounds = Some(match self.float_bounds {
             None => (v, v),
-            Some((lo, hi)) => (lo.min(v), hi.max(v)),
+            Some((lo, hi)) => (min_f64(lo, v), max_f64(hi, v)),
         });
     }
 
@@ -556,6 +589,83 @@ impl ColumnInfer {
         self.observe_text_field(&data[start..end]);
     }
 
+    /// Records `n` delimited-text fields, field `r` being `data[s..e]` for `(s, e) =
+    /// field(r)` (empty = null), each of which a run of [`crate::rowshape`] found to fit the
+    /// column's type: their type is known (numbers of the column's kind, anything for a Utf8
+    /// column), so only the statistics move, in one loop per column without a classification
+    /// per field.
+    #[inline(always)]
+    pub(crate) fn observe_fitting(
+        &mut self,
+        data: &[u8],
+        n: usize,
+        field: impl Fn(usize) -> (usize, usize),
+    ) {
+        if !self.track {
+            return;
+        }
+        match self.shape() {
+            Shape::Text => {
+                for r in 0..n {
+                    let (s, e) = field(r);
+                    if s < e {
+                        self.text_bounds_keyed(&data[s..e], prefix_key_at(data, s, e));
+                    }
+                }
+            }
+            // Numbers of a numeric column that stays numeric: their text bounds wait (see
+            // `lazy_text_bounds`), and most values are folded as integer keys.
+            Shape::Int | Shape::FloatInt | Shape::Float if self.lazy => {
+                let frac = if self.seen_float { KEY_FRAC } else { 0 };
+                let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+                for r in 0..n {
+                    let (s, e) = field(r);
+                    if s < e {
+                        match number_key(data, s, e, frac) {
+                            Some(k) => (lo, hi) = (lo.min(k), hi.max(k)),
+                            None => self.fitting_number(data, s, e),
+                        }
+                    }
+                }
+                if lo <= hi {
+                    self.deferred = true;
+                    if frac == 0 {
+                        let (lo, hi) = (key_int(lo), key_int(hi));
+                        self.int_bounds = Some(match self.int_bounds {
+                            None => (lo, hi),
+                            Some((l, h)) => (l.min(lo), h.max(hi)),
+                        });
+                    } else {
+                        // Integers of a Float64 column join its float bounds here (exactly:
+                        // the final bounds are the same, see `stats`).
+                        self.float_bounds_add(key_float(lo, frac));
+                        self.float_bounds_add(key_float(hi, frac));
+                    }
+                }
+            }
+            Shape::Int | Shape::FloatInt | Shape::Float => {
+                for r in 0..n {
+                    let (s, e) = field(r);
+                    if s < e {
+                        self.fitting_number(data, s, e);
+                    }
+                }
+            }
+            // Only empty fields fit a column without a value or of booleans.
+            Shape::Other => {}
+        }
+    }
+
+    /// Records the number `data[s..e]` that fits the column (see
+    /// [`ColumnInfer::observe_fitting`]).
+    #[inline(always)]
+    fn fitting_number(&mut self, data: &[u8], s: usize, e: usize) {
+        match dot_in(data, s, e) {
+            Some(dot) => self.known_number(data, s, e, NumberKind::Decimal, Some(dot)),
+            None => self.known_number(data, s, e, NumberKind::Int, None),
+        }
+    }
+
     /// The inferred Arrow type.
     pub(crate) fn data_type(&self) -> DataType {
         if self.is_text() {
@@ -586,7 +696,7 @@ impl ColumnInfer {
                 // converted integer bounds.
                 let ints = self.int_bounds.map(|(lo, hi)| (lo as f64, hi as f64));
                 let bounds = match (self.float_bounds, ints) {
-                    (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+                    (Some((a, b)), Some((c, d))) => Some((min_f64(a, c), max_f64(b, d))),
                     (f, i) => f.or(i),
                 };
                 bounds.map(|(min, max)| ColumnStats::Float { min, max })

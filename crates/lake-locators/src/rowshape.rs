@@ -17,6 +17,11 @@
 //! A block that does not fit ends the run at the last record end before it; its records go
 //! to the classification per field, which is exact and moves the types on.
 //!
+//! With statistics, the field ends of the blocks that fit are also gathered ([`RunValues`])
+//! and folded column by column: the values' types are known, so a column's loop has no
+//! classification and no dispatch per field, and numbers are compared as integer keys of
+//! their text ([`crate::numbers::number_key`]) instead of being parsed.
+//!
 //! The rules are those of [`crate::numbers::masked_number`]: `-?[0-9]{1,18}` is an integer,
 //! digits with one `.` and at least one digit a decimal; anything else (`1e5`, 19 digits, a
 //! lone `-`) is left to the per-field path.
@@ -99,8 +104,7 @@ impl RunGate {
 /// than 64 columns never use the check.
 #[derive(Debug, Clone)]
 pub(crate) struct ShapeMasks {
-    /// True when the check may be used: no column gathers statistics and there are 1 to 64
-    /// columns.
+    /// True when the check may be used: there are 1 to 64 columns.
     pub(crate) enabled: bool,
     /// The number of columns.
     ncols: usize,
@@ -162,7 +166,6 @@ impl ShapeMasks {
                 return;
             }
             let kind = match c.shape() {
-                Shape::Tracked => return,
                 Shape::Text => continue,
                 Shape::Int => INT,
                 Shape::FloatInt => FLOAT_INT,
@@ -366,6 +369,104 @@ impl Run {
     }
 }
 
+/// Fields of a run kept for their statistics: the field ends of the blocks that fit, folded
+/// into the columns record by record once a run of records ends or enough have gathered
+/// (see [`ColumnInfer::observe_fitting`]).
+pub(crate) struct RunValues<'a> {
+    cols: &'a mut [ColumnInfer],
+    /// `ends[0]` is the byte before the first record not folded yet (the line feed of the
+    /// record before); `ends[1..=len]` are the field ends from there on (delimiters, and line
+    /// feeds or the carriage returns before them).
+    ends: &'a mut Vec<usize>,
+    len: usize,
+    /// Records of the run folded so far.
+    folded: u64,
+    /// True once a record ended with a carriage return and a line feed.
+    crlf: bool,
+}
+
+/// Field ends gathered before they are folded into the columns.
+const FOLD_AT: usize = 2048;
+
+impl<'a> RunValues<'a> {
+    /// Values for `cols` (that the run's masks were made from) of a run starting at `start`
+    /// (not 0: a record start after a line feed); `ends` is scratch space kept between runs.
+    pub(crate) fn new(cols: &'a mut [ColumnInfer], ends: &'a mut Vec<usize>, start: usize) -> Self {
+        if ends.is_empty() {
+            ends.resize(1 + FOLD_AT + 64, 0);
+        }
+        ends[0] = start.wrapping_sub(1);
+        RunValues {
+            cols,
+            ends,
+            len: 0,
+            folded: 0,
+            crlf: false,
+        }
+    }
+
+    /// Adds the field ends `t` of the block at `q`, where `crlf` marks the carriage returns
+    /// that end records.
+    #[inline(always)]
+    fn push(&mut self, q: usize, mut t: u64, crlf: u64) {
+        self.crlf |= crlf != 0;
+        let at = 1 + self.len;
+        if self.ends.len() < at + 64 {
+            self.ends.resize(at + FOLD_AT + 64, 0);
+        }
+        let n = t.count_ones() as usize;
+        let Some(out) = self.ends.get_mut(at..at + 64) else {
+            return;
+        };
+        // Eight positions per step whatever the count (positions past it are left over
+        // and overwritten later): one branch per eight fields.
+        let mut i = 0;
+        while i < n {
+            for slot in &mut out[i..i + 8] {
+                *slot = q + t.trailing_zeros() as usize;
+                t &= t.wrapping_sub(1);
+            }
+            i += 8;
+        }
+        self.len += n;
+    }
+
+    /// Folds the fields of the records of the run up to its `rows`th, when they are many or
+    /// when `all`.
+    #[inline(always)]
+    fn fold(&mut self, data: &[u8], rows: u64, all: bool) {
+        let ncols = self.cols.len();
+        let done = (rows - self.folded) as usize * ncols;
+        if done == 0 || !(all || done >= FOLD_AT) {
+            return;
+        }
+        // Field `i` runs from past `ends[i]` to `ends[i + 1]`.
+        let ends = &self.ends[..=done];
+        let nrec = done / ncols;
+        for (c, col) in self.cols.iter_mut().enumerate() {
+            if c == 0 && self.crlf {
+                // Past the line feed after the carriage return that ends the record before.
+                col.observe_fitting(data, nrec, |r| {
+                    let i = r * ncols;
+                    let cr = r > 0 && data[ends[i]] == b'\r';
+                    (ends[i].wrapping_add(1 + usize::from(cr)), ends[i + 1])
+                });
+            } else {
+                col.observe_fitting(data, nrec, |r| {
+                    let i = r * ncols + c;
+                    (ends[i].wrapping_add(1), ends[i + 1])
+                });
+            }
+        }
+        // The line feed that ends the last record folded.
+        let last = ends[done];
+        self.ends[0] = last + usize::from(data[last] == b'\r');
+        self.ends.copy_within(done + 1..=self.len, 1);
+        self.len -= done;
+        self.folded = rows;
+    }
+}
+
 /// The longest run of at most `budget` whole records from the record start `start` that
 /// changes no column of `masks`: records of one field per column, without quotes or empty
 /// lines, whose fields fit their columns' types. The run is read 64-byte block by block and
@@ -379,6 +480,7 @@ pub(crate) fn stream_records<W: Window<CSV>>(
     cache: &mut MaskCache<CSV>,
     masks: &ShapeMasks,
     budget: u64,
+    mut values: Option<&mut RunValues<'_>>,
 ) -> Run {
     let mut run = Run::at(start);
     // The column of the block's first field end, what the blocks before say about the
@@ -421,13 +523,23 @@ pub(crate) fn stream_records<W: Window<CSV>>(
         if misfits & !starts != 0 {
             break;
         }
-        if run.take::<CSV, W>(q, lf, m[HIGH], budget, &mut high) {
+        if let Some(v) = values.as_deref_mut() {
+            v.push(q, t, crlf);
+        }
+        let full = run.take::<CSV, W>(q, lf, m[HIGH], budget, &mut high);
+        if let Some(v) = values.as_deref_mut() {
+            v.fold(data, run.rows, false);
+        }
+        if full {
             break;
         }
         col = masks.advance(col, t.count_ones());
         numbers = n.carry;
         (p_end, p_lf, p_crlf) = (d | lf, lf, crlf);
         q += 64;
+    }
+    if let Some(v) = values {
+        v.fold(data, run.rows, true);
     }
     run.high = high != 0;
     run
@@ -447,12 +559,13 @@ mod tests {
         assert!(masks.enabled);
         let data = text.as_bytes();
         let mut cache = MaskCache::new();
-        let portable = stream_records::<BytewiseWindow>(data, 0, b',', &mut cache, &masks, budget);
+        let portable =
+            stream_records::<BytewiseWindow>(data, 0, b',', &mut cache, &masks, budget, None);
         #[cfg(target_arch = "x86_64")]
         if crate::window::avx2_available() {
             let mut cache = MaskCache::new();
             let vector = stream_records::<crate::window::Avx2Window>(
-                data, 0, b',', &mut cache, &masks, budget,
+                data, 0, b',', &mut cache, &masks, budget, None,
             );
             assert_eq!(vector, portable);
         }
