@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::infer::{ColumnInfer, Columns};
 use crate::locator::{BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest};
 use crate::rowread::{check_stride, end_on_error, projection_indices, start_block};
-use crate::rowshape::{RunGate, RunValues, ShapeMasks, stream_records};
+use crate::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks, stream_records};
 use crate::scan::{
     FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, skip_records,
     zero_bytes,
@@ -529,7 +529,7 @@ fn scan_records<W: Window<CSV>>(
     let mut gate = RunGate::new(false);
     // The fields of runs, for the statistics of the columns that gather them.
     let tracked = cols.cols.iter().any(ColumnInfer::tracks);
-    let mut run_ends = Vec::new();
+    let mut run_scratch = RunScratch::default();
     let mut pos = skip_empty_lines(data, h.body);
     // A countdown instead of `row % stride`: a 64-bit division per row is measurable here.
     let mut until_checkpoint = 0u64;
@@ -552,7 +552,8 @@ fn scan_records<W: Window<CSV>>(
             if gate.take_stale() {
                 shapes.update(&cols.cols);
             }
-            let mut values = tracked.then(|| RunValues::new(&mut cols.cols, &mut run_ends, pos));
+            let mut values =
+                tracked.then(|| RunValues::delimited(&mut cols.cols, &mut run_scratch, pos));
             let run = stream_records::<W>(
                 data,
                 pos,

@@ -589,13 +589,14 @@ impl ColumnInfer {
         self.observe_text_field(&data[start..end]);
     }
 
-    /// Records `n` delimited-text fields, field `r` being `data[s..e]` for `(s, e) =
-    /// field(r)` (empty = null), each of which a run of [`crate::rowshape`] found to fit the
-    /// column's type: their type is known (numbers of the column's kind, anything for a Utf8
-    /// column), so only the statistics move, in one loop per column without a classification
-    /// per field.
+    /// Records `n` values, value `r` being `data[s..e]` for `(s, e) = field(r)` (empty =
+    /// null), each of which a run of [`crate::rowshape`] or [`crate::jsonrun`] found to fit
+    /// the column's type: their type is known (numbers of the column's kind, anything for a
+    /// Utf8 column), so only the statistics move, in one loop per column without a
+    /// classification per value. With `QUOTED` (JSON), a value that starts with a quote is a
+    /// string, recorded without its quotes.
     #[inline(always)]
-    pub(crate) fn observe_fitting(
+    pub(crate) fn observe_fitting<const QUOTED: bool>(
         &mut self,
         data: &[u8],
         n: usize,
@@ -607,7 +608,14 @@ impl ColumnInfer {
         match self.shape() {
             Shape::Text => {
                 for r in 0..n {
-                    let (s, e) = field(r);
+                    let (mut s, mut e) = field(r);
+                    if QUOTED && s < e && data[s] == b'"' {
+                        (s, e) = (s + 1, e - 1);
+                        if s == e {
+                            self.text_bounds_keyed(b"", 0);
+                            continue;
+                        }
+                    }
                     if s < e {
                         self.text_bounds_keyed(&data[s..e], prefix_key_at(data, s, e));
                     }

@@ -27,7 +27,7 @@ use crate::rowread::{
     batch_size, check_stride, decode_json, end_on_error, projection_indices, schema_for_read,
     start_block,
 };
-use crate::rowshape::{RunGate, ShapeMasks};
+use crate::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks};
 use crate::scan::{
     FileBytes, array_next, bom_len, check_utf8, check_utf8_at, json_value_end, skip_ws,
 };
@@ -124,8 +124,7 @@ fn syntax(path: &Path, format: &'static str, at: usize, msg: &str, row: u64) -> 
 /// One indexing pass.
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileIndex> {
     use crate::window::Loop;
-    // Runs of lines are only read without statistics.
-    match crate::window::pick_loop(options.stats.is_none()) {
+    match crate::window::pick_loop(true) {
         // SAFETY (each AVX arm): `pick_loop` only returns it when the CPU has the features
         // its function is compiled with.
         #[cfg(target_arch = "x86_64")]
@@ -303,10 +302,13 @@ fn scan_values<W: Window<JSON>>(
             let mut template = Template::default();
             // Lines before the streaming reader is tried again after it read none.
             let mut stream_pause = 0u32;
-            // Runs of lines that change no column's type (see `jsonrun`), without statistics,
-            // tried as the gate says (`rowshape::RunGate`).
-            let runs = W::RUNS && wanted.is_none();
+            // Runs of lines that change no column's type (see `jsonrun`), tried as the gate
+            // says (`rowshape::RunGate`); with statistics, their values are folded into the
+            // columns of the template's members, `members`.
+            let runs = W::RUNS;
             let mut shapes = ShapeMasks::new(0);
+            let mut members: Vec<(usize, usize)> = Vec::new();
+            let mut run_scratch = RunScratch::default();
             let mut skeleton = Skeleton::default();
             // The template generation the skeleton and the masks' width are of.
             let mut learned = None;
@@ -323,12 +325,20 @@ fn scan_values<W: Window<JSON>>(
                         if learned != Some(template.generation()) {
                             shapes.set_width(slots.len());
                             skeleton.learn(slots);
+                            members.clear();
+                            members.extend(slots.iter().enumerate().map(|(k, s)| {
+                                // Past the comma, or past `}`, the line feed and `{`.
+                                (s.col, if k == 0 { 3 } else { 1 } + s.len)
+                            }));
                             learned = Some(template.generation());
                         }
                         shapes.update_from(slots.iter().filter_map(|s| cols.cols.get(s.col)));
                     }
                     let left = next_checkpoint.get() - rows;
-                    let run = run_lines::<W>(data, pos, &skeleton, &shapes, left);
+                    let mut values = (!wanted.is_none()).then(|| {
+                        RunValues::members(&mut cols.cols, &members, &mut run_scratch, pos)
+                    });
+                    let run = run_lines::<W>(data, pos, &skeleton, &shapes, left, values.as_mut());
                     gate.tried(run.rows);
                     if run.rows > 0 {
                         if run.high {

@@ -319,9 +319,10 @@ fn runs_of_lines_equal_the_portable_path() {
         "q",
     ];
     const INTS: &[&str] = &["0", "-7", "42", "123456789012345678", "-99"];
-    const NUMBERS: &[&str] = &["12", "-8673.29", "1.", "0.25", "-0.5", "3"];
+    const NUMBERS: &[&str] = &["12", "-8673.29", "1.", "0.25", "-0.5", "3", "null", "-0.0"];
     const DECIMALS: &[&str] = &["-8673.29", "1.", "-0.125", "2909.6900000000005"];
     const STRINGS: &[&str] = &[
+        "null",
         "\"abc\"",
         "\"c123-abcd\"",
         "\"\"",
@@ -400,7 +401,9 @@ fn runs_of_lines_equal_the_portable_path() {
             (65_536, StatsColumns::None),
             (7, StatsColumns::None),
             (1, StatsColumns::None),
+            (65_536, StatsColumns::All),
             (100, StatsColumns::All),
+            (7, StatsColumns::All),
         ] {
             let options = IndexOptions { stride, stats };
             let data = text.as_bytes();
@@ -458,11 +461,14 @@ fn odd_lines_in_runs_equal_the_portable_path() {
         r#"{"a":"s","b":1}{"a":"s","b":1}"#,
     ];
     let path = Path::new("t.ndjson");
-    let options = IndexOptions {
-        stride: 65_536,
-        stats: StatsColumns::None,
-    };
-    for odd in ODD {
+    for (odd, stats) in ODD
+        .iter()
+        .flat_map(|odd| [(odd, StatsColumns::None), (odd, StatsColumns::All)])
+    {
+        let options = IndexOptions {
+            stride: 65_536,
+            stats,
+        };
         for pad in 0..70 {
             let mut text = String::new();
             for i in 0..40 {

@@ -18,7 +18,8 @@
 
 use crate::jsonwin::Slot;
 use crate::rowshape::{
-    FLOAT, FLOAT_INT, INT, NumberCarry, OTHER, Run, ShapeMasks, carry_to_ends, number_ends,
+    FLOAT, FLOAT_INT, INT, NumberCarry, OTHER, Run, RunValues, ShapeMasks, carry_to_ends,
+    number_ends,
 };
 use crate::window::json_class::{
     BACKSLASH, CLOSE, COLON, COMMA, DOT, HIGH, MINUS, NEWLINE, NON_DIGIT, QUOTE,
@@ -96,6 +97,7 @@ pub(crate) fn run_lines<W: Window<JSON>>(
     skeleton: &Skeleton,
     masks: &ShapeMasks,
     budget: u64,
+    mut values: Option<&mut RunValues<'_>>,
 ) -> Run {
     let mut run = Run::at(start);
     if !W::ENABLED
@@ -197,7 +199,14 @@ pub(crate) fn run_lines<W: Window<JSON>>(
         if misfits != 0 {
             break;
         }
-        if run.take::<JSON, W>(q, m[NEWLINE], m[HIGH], budget, &mut high) {
+        if let Some(v) = values.as_deref_mut() {
+            v.push_members(q, t);
+        }
+        let full = run.take::<JSON, W>(q, m[NEWLINE], m[HIGH], budget, &mut high);
+        if let Some(v) = values.as_deref_mut() {
+            v.fold(data, run.rows, false);
+        }
+        if full {
             break;
         }
         parity = (parity + (c | t).count_ones()) & 1;
@@ -209,6 +218,9 @@ pub(crate) fn run_lines<W: Window<JSON>>(
         p_colon = c;
         at = next;
         q += 64;
+    }
+    if let Some(v) = values {
+        v.fold(data, run.rows, true);
     }
     run.high = high != 0;
     run

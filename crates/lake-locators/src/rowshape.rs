@@ -369,15 +369,26 @@ impl Run {
     }
 }
 
-/// Fields of a run kept for their statistics: the field ends of the blocks that fit, folded
-/// into the columns record by record once a run of records ends or enough have gathered
-/// (see [`ColumnInfer::observe_fitting`]).
+/// Scratch space of [`RunValues`], kept from run to run.
+#[derive(Debug, Default)]
+pub(crate) struct RunScratch {
+    ends: Vec<usize>,
+}
+
+/// Values of a run kept for their statistics: the value ends (and, for JSON members, the
+/// value starts) of the blocks that fit, folded into the columns record by record once a run
+/// ends or enough have gathered (see [`ColumnInfer::observe_fitting`]).
 pub(crate) struct RunValues<'a> {
     cols: &'a mut [ColumnInfer],
-    /// `ends[0]` is the byte before the first record not folded yet (the line feed of the
-    /// record before); `ends[1..=len]` are the field ends from there on (delimiters, and line
-    /// feeds or the carriage returns before them).
-    ends: &'a mut Vec<usize>,
+    /// For JSON members, in order: the column of each, and how far its value starts past
+    /// the end of the value before (delimited fields are the columns in order, and start
+    /// just past the field before).
+    order: Option<&'a [(usize, usize)]>,
+    /// `ends[0]`: where the value before the first record not folded yet would end (the
+    /// line feed of the delimited record before, the closing brace of the JSON line before);
+    /// `ends[1..=len]`: the value ends from there on (delimiters, commas and closing braces,
+    /// line feeds or the carriage returns before them).
+    scratch: &'a mut RunScratch,
     len: usize,
     /// Records of the run folded so far.
     folded: u64,
@@ -385,86 +396,152 @@ pub(crate) struct RunValues<'a> {
     crlf: bool,
 }
 
-/// Field ends gathered before they are folded into the columns.
+/// Values gathered before they are folded into the columns.
 const FOLD_AT: usize = 2048;
 
 impl<'a> RunValues<'a> {
-    /// Values for `cols` (that the run's masks were made from) of a run starting at `start`
-    /// (not 0: a record start after a line feed); `ends` is scratch space kept between runs.
-    pub(crate) fn new(cols: &'a mut [ColumnInfer], ends: &'a mut Vec<usize>, start: usize) -> Self {
-        if ends.is_empty() {
-            ends.resize(1 + FOLD_AT + 64, 0);
+    /// Values for the delimited columns `cols` (that the run's masks were made from) of a
+    /// run starting at `start` (not 0: a record start after a line feed).
+    pub(crate) fn delimited(
+        cols: &'a mut [ColumnInfer],
+        scratch: &'a mut RunScratch,
+        start: usize,
+    ) -> Self {
+        RunValues::new(cols, None, scratch, start.wrapping_sub(1))
+    }
+
+    /// Values for the JSON lines of a run starting at `start` (at a line's `{`, after a line
+    /// feed), whose members are the columns of `order`, each with how far its value starts
+    /// past the end of the value before: `"name":` and the comma before it, and for the first
+    /// member `"name":`, the brace and the line feed before it and the closing brace of the
+    /// line before.
+    pub(crate) fn members(
+        cols: &'a mut [ColumnInfer],
+        order: &'a [(usize, usize)],
+        scratch: &'a mut RunScratch,
+        start: usize,
+    ) -> Self {
+        // As if the line before closed its brace just before its line feed.
+        RunValues::new(cols, Some(order), scratch, start.wrapping_sub(2))
+    }
+
+    fn new(
+        cols: &'a mut [ColumnInfer],
+        order: Option<&'a [(usize, usize)]>,
+        scratch: &'a mut RunScratch,
+        before: usize,
+    ) -> Self {
+        if scratch.ends.is_empty() {
+            scratch.ends.resize(1 + FOLD_AT + 64, 0);
         }
-        ends[0] = start.wrapping_sub(1);
+        scratch.ends[0] = before;
         RunValues {
             cols,
-            ends,
+            order,
+            scratch,
             len: 0,
             folded: 0,
             crlf: false,
         }
     }
 
-    /// Adds the field ends `t` of the block at `q`, where `crlf` marks the carriage returns
-    /// that end records.
-    #[inline(always)]
-    fn push(&mut self, q: usize, mut t: u64, crlf: u64) {
-        self.crlf |= crlf != 0;
-        let at = 1 + self.len;
-        if self.ends.len() < at + 64 {
-            self.ends.resize(at + FOLD_AT + 64, 0);
-        }
-        let n = t.count_ones() as usize;
-        let Some(out) = self.ends.get_mut(at..at + 64) else {
-            return;
-        };
-        // Eight positions per step whatever the count (positions past it are left over
-        // and overwritten later): one branch per eight fields.
-        let mut i = 0;
-        while i < n {
-            for slot in &mut out[i..i + 8] {
-                *slot = q + t.trailing_zeros() as usize;
-                t &= t.wrapping_sub(1);
-            }
-            i += 8;
-        }
-        self.len += n;
+    /// Values per record.
+    fn width(&self) -> usize {
+        self.order.map_or(self.cols.len(), <[(usize, usize)]>::len)
     }
 
-    /// Folds the fields of the records of the run up to its `rows`th, when they are many or
-    /// when `all`.
+    /// Adds the value ends `t` of the block at `q`, where `crlf` marks the carriage returns
+    /// that end records.
     #[inline(always)]
-    fn fold(&mut self, data: &[u8], rows: u64, all: bool) {
-        let ncols = self.cols.len();
+    fn push(&mut self, q: usize, t: u64, crlf: u64) {
+        self.crlf |= crlf != 0;
+        self.len += flatten(&mut self.scratch.ends, 1 + self.len, q, t);
+    }
+
+    /// Adds the value ends `t` of JSON members of the block at `q`.
+    #[inline(always)]
+    pub(crate) fn push_members(&mut self, q: usize, t: u64) {
+        self.push(q, t, 0);
+    }
+
+    /// Folds the values of the records of the run up to its `rows`th, when they are many
+    /// or when `all`.
+    #[inline(always)]
+    pub(crate) fn fold(&mut self, data: &[u8], rows: u64, all: bool) {
+        let ncols = self.width();
         let done = (rows - self.folded) as usize * ncols;
         if done == 0 || !(all || done >= FOLD_AT) {
             return;
         }
-        // Field `i` runs from past `ends[i]` to `ends[i + 1]`.
-        let ends = &self.ends[..=done];
+        // Value `i` ends at `ends[i + 1]`.
+        let ends = &self.scratch.ends[..=done];
         let nrec = done / ncols;
-        for (c, col) in self.cols.iter_mut().enumerate() {
-            if c == 0 && self.crlf {
-                // Past the line feed after the carriage return that ends the record before.
-                col.observe_fitting(data, nrec, |r| {
-                    let i = r * ncols;
-                    let cr = r > 0 && data[ends[i]] == b'\r';
-                    (ends[i].wrapping_add(1 + usize::from(cr)), ends[i + 1])
-                });
-            } else {
-                col.observe_fitting(data, nrec, |r| {
-                    let i = r * ncols + c;
-                    (ends[i].wrapping_add(1), ends[i + 1])
-                });
+        match self.order {
+            Some(order) => {
+                for (k, &(c, skip)) in order.iter().enumerate() {
+                    let Some(col) = self.cols.get_mut(c) else {
+                        continue;
+                    };
+                    // A `null` is read as an empty value.
+                    col.observe_fitting::<true>(data, nrec, |r| {
+                        let i = r * ncols + k;
+                        let s = ends[i].wrapping_add(skip);
+                        (s, if data[s] == b'n' { s } else { ends[i + 1] })
+                    });
+                }
+                self.scratch.ends[0] = ends[done];
+            }
+            None => {
+                // Field `i` starts past `ends[i]`.
+                for (c, col) in self.cols.iter_mut().enumerate() {
+                    if c == 0 && self.crlf {
+                        // Past the line feed after the carriage return that ends the record
+                        // before.
+                        col.observe_fitting::<false>(data, nrec, |r| {
+                            let i = r * ncols;
+                            let cr = r > 0 && data[ends[i]] == b'\r';
+                            (ends[i].wrapping_add(1 + usize::from(cr)), ends[i + 1])
+                        });
+                    } else {
+                        col.observe_fitting::<false>(data, nrec, |r| {
+                            let i = r * ncols + c;
+                            (ends[i].wrapping_add(1), ends[i + 1])
+                        });
+                    }
+                }
+                // The line feed that ends the last record folded.
+                let last = ends[done];
+                self.scratch.ends[0] = last + usize::from(data[last] == b'\r');
             }
         }
-        // The line feed that ends the last record folded.
-        let last = ends[done];
-        self.ends[0] = last + usize::from(data[last] == b'\r');
-        self.ends.copy_within(done + 1..=self.len, 1);
+        self.scratch.ends.copy_within(done + 1..=self.len, 1);
         self.len -= done;
         self.folded = rows;
     }
+}
+
+/// Writes the positions `q + k` of the bits `k` of `bits` to `out` from `at` on, growing it
+/// when needed; returns how many.
+#[inline(always)]
+fn flatten(out: &mut Vec<usize>, at: usize, q: usize, mut bits: u64) -> usize {
+    if out.len() < at + 64 {
+        out.resize(at + FOLD_AT + 64, 0);
+    }
+    let n = bits.count_ones() as usize;
+    let Some(out) = out.get_mut(at..at + 64) else {
+        return 0;
+    };
+    // Eight positions per step whatever the count (positions past it are left over and
+    // overwritten later): one branch per eight values.
+    let mut i = 0;
+    while i < n {
+        for slot in &mut out[i..i + 8] {
+            *slot = q + bits.trailing_zeros() as usize;
+            bits &= bits.wrapping_sub(1);
+        }
+        i += 8;
+    }
+    n
 }
 
 /// The longest run of at most `budget` whole records from the record start `start` that
