@@ -368,7 +368,7 @@ impl Locator for ArrowFileLocator {
                     );
                     // Decoded straight from a memory map: the batches' buffers are slices of
                     // the map, nothing is copied.
-                    let bytes = FileBytes::open(path)?.to_buffer();
+                    let bytes = FileBytes::open_whole(path)?.to_buffer();
                     if bytes.len() as u64 != len {
                         return Err(Error::malformed(
                             path,
