@@ -200,7 +200,7 @@ pub(crate) fn run_lines<W: Window<JSON>>(
             break;
         }
         if let Some(v) = values.as_deref_mut() {
-            v.push_members(q, t);
+            v.push::<JSON, W>(q, t, 0);
         }
         let full = run.take::<JSON, W>(q, m[NEWLINE], m[HIGH], budget, &mut high);
         if let Some(v) = values.as_deref_mut() {

@@ -453,15 +453,9 @@ impl<'a> RunValues<'a> {
     /// Adds the value ends `t` of the block at `q`, where `crlf` marks the carriage returns
     /// that end records.
     #[inline(always)]
-    fn push(&mut self, q: usize, t: u64, crlf: u64) {
+    pub(crate) fn push<const K: usize, W: Window<K>>(&mut self, q: usize, t: u64, crlf: u64) {
         self.crlf |= crlf != 0;
-        self.len += flatten(&mut self.scratch.ends, 1 + self.len, q, t);
-    }
-
-    /// Adds the value ends `t` of JSON members of the block at `q`.
-    #[inline(always)]
-    pub(crate) fn push_members(&mut self, q: usize, t: u64) {
-        self.push(q, t, 0);
+        self.len += flatten::<K, W>(&mut self.scratch.ends, 1 + self.len, q, t);
     }
 
     /// Folds the values of the records of the run up to its `rows`th, when they are many
@@ -520,28 +514,25 @@ impl<'a> RunValues<'a> {
     }
 }
 
-/// Writes the positions `q + k` of the bits `k` of `bits` to `out` from `at` on, growing it
-/// when needed; returns how many.
+/// Writes the positions `q + k` of the bits `k` of `bits` to `out` from `at` on (see
+/// [`Window::flatten`]), growing it when needed; returns how many.
 #[inline(always)]
-fn flatten(out: &mut Vec<usize>, at: usize, q: usize, mut bits: u64) -> usize {
+fn flatten<const K: usize, W: Window<K>>(
+    out: &mut Vec<usize>,
+    at: usize,
+    q: usize,
+    bits: u64,
+) -> usize {
     if out.len() < at + 64 {
         out.resize(at + FOLD_AT + 64, 0);
     }
-    let n = bits.count_ones() as usize;
-    let Some(out) = out.get_mut(at..at + 64) else {
-        return 0;
-    };
-    // Eight positions per step whatever the count (positions past it are left over and
-    // overwritten later): one branch per eight values.
-    let mut i = 0;
-    while i < n {
-        for slot in &mut out[i..i + 8] {
-            *slot = q + bits.trailing_zeros() as usize;
-            bits &= bits.wrapping_sub(1);
-        }
-        i += 8;
+    match out
+        .get_mut(at..at + 64)
+        .and_then(|s| <&mut [usize; 64]>::try_from(s).ok())
+    {
+        Some(slots) => W::flatten(slots, q, bits),
+        None => 0,
     }
-    n
 }
 
 /// The longest run of at most `budget` whole records from the record start `start` that
@@ -601,7 +592,7 @@ pub(crate) fn stream_records<W: Window<CSV>>(
             break;
         }
         if let Some(v) = values.as_deref_mut() {
-            v.push(q, t, crlf);
+            v.push::<CSV, W>(q, t, crlf);
         }
         let full = run.take::<CSV, W>(q, lf, m[HIGH], budget, &mut high);
         if let Some(v) = values.as_deref_mut() {

@@ -123,6 +123,13 @@ pub(crate) trait Window<const K: usize> {
         inside_quotes(quotes)
     }
 
+    /// Writes `q + k` for each set bit `k` of `bits`, lowest first, to the first slots of
+    /// `out` (later slots may be overwritten); returns how many.
+    #[inline(always)]
+    fn flatten(out: &mut [usize; 64], q: usize, bits: u64) -> usize {
+        flatten_portable(out, q, bits)
+    }
+
     /// True when the bytes of `block` at the set bits of `keep` are the first bytes of
     /// `stream`, in order: per 8-byte word, [`Window::pdep`] spreads the next bytes of
     /// `stream` over the word's kept lanes.
@@ -146,6 +153,20 @@ pub(crate) trait Window<const K: usize> {
         }
         diff == 0
     }
+}
+
+/// [`Window::flatten`] with bit scans: eight positions per step whatever the count (one
+/// branch per eight positions).
+#[inline(always)]
+pub(crate) fn flatten_portable(out: &mut [usize; 64], q: usize, mut bits: u64) -> usize {
+    let n = bits.count_ones() as usize;
+    for chunk in out.chunks_exact_mut(8).take(n.div_ceil(8)) {
+        for slot in chunk {
+            *slot = q + bits.trailing_zeros() as usize;
+            bits &= bits.wrapping_sub(1);
+        }
+    }
+    n
 }
 
 /// For each 8-bit mask, the mask of the bytes of a word whose bits are set.

@@ -62,8 +62,54 @@ impl Avx512Window {
     }
 }
 
+impl Avx512Window {
+    /// [`Window::flatten`] with one byte compression (VBMI2) of the bit indices, widened
+    /// eight at a time.
+    #[inline(always)]
+    fn flatten_bits(out: &mut [usize; 64], q: usize, bits: u64) -> usize {
+        use std::arch::x86_64::{
+            __m128i, _mm_loadl_epi64, _mm512_add_epi64, _mm512_cvtepu8_epi64,
+            _mm512_maskz_compress_epi8, _mm512_set1_epi64, _mm512_storeu_si512,
+        };
+        const IOTA: [u8; 64] = {
+            let mut b = [0u8; 64];
+            let mut i = 0;
+            while i < 64 {
+                b[i] = i as u8;
+                i += 1;
+            }
+            b
+        };
+        let n = bits.count_ones() as usize;
+        let mut indices = [0u8; 64];
+        // SAFETY: loads and stores of 64 bytes of `IOTA`, `indices` and `out` (whose slots
+        // are 8 bytes: x86_64), 8 at a time within their bounds, on CPUs with AVX-512F, BW
+        // and VBMI2 (see `avx512_available`).
+        unsafe {
+            let iota = std::arch::x86_64::_mm512_loadu_si512(IOTA.as_ptr().cast());
+            let packed = _mm512_maskz_compress_epi8(bits, iota);
+            _mm512_storeu_si512(indices.as_mut_ptr().cast(), packed);
+            let base = _mm512_set1_epi64(q as i64);
+            for (chunk, idx) in out
+                .chunks_exact_mut(8)
+                .zip(indices.chunks_exact(8))
+                .take(n.div_ceil(8))
+            {
+                let wide = _mm512_cvtepu8_epi64(_mm_loadl_epi64(idx.as_ptr().cast::<__m128i>()));
+                _mm512_storeu_si512(chunk.as_mut_ptr().cast(), _mm512_add_epi64(wide, base));
+            }
+        }
+        n
+    }
+}
+
 impl Window<CSV> for Avx512Window {
     const ENABLED: bool = true;
+
+    #[inline(always)]
+    fn flatten(out: &mut [usize; 64], q: usize, bits: u64) -> usize {
+        Self::flatten_bits(out, q, bits)
+    }
 
     #[inline(always)]
     fn block(data: &[u8], pos: usize, delim: u8) -> [u64; CSV] {
@@ -90,6 +136,11 @@ impl Window<CSV> for Avx512Window {
 
 impl Window<JSON> for Avx512Window {
     const ENABLED: bool = true;
+
+    #[inline(always)]
+    fn flatten(out: &mut [usize; 64], q: usize, bits: u64) -> usize {
+        Self::flatten_bits(out, q, bits)
+    }
 
     #[inline(always)]
     fn inside(quotes: u64) -> u64 {
@@ -157,6 +208,28 @@ mod tests {
             }
             let want = bytewise::<JSON>(&data[pos..], 0);
             assert_eq!(<Avx512Window as Window<JSON>>::block(&data, pos, 0), want);
+        }
+    }
+
+    #[test]
+    fn flattened_bits_equal_the_portable_flattening() {
+        let mut rng = crate::testutil::XorShift(0xf1a7);
+        let mut cases = vec![0u64, u64::MAX, 1, 1 << 63, 0xFF, 0xFF00];
+        cases.extend((0..2000).map(|_| rng.next() & rng.next()));
+        for bits in cases {
+            let q = rng.below(1 << 40);
+            let mut want = [usize::MAX; 64];
+            let n = crate::window::flatten_portable(&mut want, q, bits);
+            let expected: Vec<usize> = (0..64)
+                .filter(|k| bits >> k & 1 == 1)
+                .map(|k| q + k)
+                .collect();
+            assert_eq!(&want[..n], &expected[..]);
+            if avx512_available() {
+                let mut got = [usize::MAX; 64];
+                assert_eq!(Avx512Window::flatten_bits(&mut got, q, bits), n);
+                assert_eq!(&got[..n], &want[..n], "{bits:#x}");
+            }
         }
     }
 
