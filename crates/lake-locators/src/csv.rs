@@ -293,7 +293,7 @@ fn header(path: &Path, data: &[u8]) -> Result<Header> {
 /// The one indexing pass: checkpoints, row count, inferred columns and statistics.
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Header, FileIndex)> {
     use crate::window::Loop;
-    match crate::window::pick_loop(true) {
+    match crate::window::pick_loop() {
         // SAFETY (each AVX arm): `pick_loop` only returns it when the CPU has the features
         // its function is compiled with.
         #[cfg(target_arch = "x86_64")]

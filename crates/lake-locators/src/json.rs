@@ -124,7 +124,7 @@ fn syntax(path: &Path, format: &'static str, at: usize, msg: &str, row: u64) -> 
 /// One indexing pass.
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileIndex> {
     use crate::window::Loop;
-    match crate::window::pick_loop(true) {
+    match crate::window::pick_loop() {
         // SAFETY (each AVX arm): `pick_loop` only returns it when the CPU has the features
         // its function is compiled with.
         #[cfg(target_arch = "x86_64")]

@@ -2,9 +2,8 @@
 //! run of records fits the type its column already has, in a fixed number of bit operations
 //! per 64-byte block whatever the records' shapes, instead of a classification per field.
 //!
-//! Indexing without statistics only needs each column's type. Once the first records have
-//! set the types, almost every later record changes none of them, so the question per block
-//! is only "does every field fit its column?". Every fact a field check needs is a mask of
+//! Once the first records have set the columns' types, almost every later record changes
+//! none of them, so the question per block is only "does every field fit its column?". Every fact a field check needs is a mask of
 //! the block's bytes, read at the field ends `t` (the delimiters and line breaks):
 //! - whether a field holds a flagged byte `x` (not a digit, a dot...): adding `x` to `!t`
 //!   carries from each flagged byte through the rest of its field onto its end, and out of

@@ -362,14 +362,14 @@ pub(crate) enum Loop {
     Portable,
 }
 
-/// The loop to index a file with: runs of records or lines (see [`crate::rowshape`]) only
-/// when `runs` is asked for (no statistics) and the CPU's `pdep` is fast; the AVX-512 masks
-/// where the CPU has them. A variant other than [`Loop::Portable`] is only returned when
-/// the CPU has the features its loop is compiled with.
-pub(crate) fn pick_loop(runs: bool) -> Loop {
+/// The loop to index a file with: runs of records or lines (see [`crate::rowshape`]) when
+/// the CPU's `pdep` is fast; the AVX-512 masks where the CPU has them. A variant other than
+/// [`Loop::Portable`] is only returned when the CPU has the features its loop is compiled
+/// with.
+pub(crate) fn pick_loop() -> Loop {
     #[cfg(target_arch = "x86_64")]
     if avx2_available() {
-        return if !runs || !pdep_is_fast() {
+        return if !pdep_is_fast() {
             Loop::Avx2
         } else if crate::window512::avx512_available() {
             Loop::Avx512
@@ -377,7 +377,6 @@ pub(crate) fn pick_loop(runs: bool) -> Loop {
             Loop::Avx2Runs
         };
     }
-    let _ = runs;
     Loop::Portable
 }
 
@@ -468,8 +467,8 @@ impl Window<CSV> for Avx2Window {
 }
 
 /// AVX2 masks without the classes that only runs of records read (left empty: `-`, `.`,
-/// `\r` of delimited text, `:`, `-`, `.` of JSON): for indexes that gather statistics,
-/// which classify every value, and CPUs whose `pdep` is slow.
+/// `\r` of delimited text, `:`, `-`, `.` of JSON): for CPUs whose `pdep` is slow, which
+/// read no runs.
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Avx2LeanWindow;
 

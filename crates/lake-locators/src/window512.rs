@@ -1,7 +1,7 @@
 //! AVX-512 byte-class masks (see [`crate::window`]): one 64-byte compare straight into a mask
-//! register per class, instead of two 32-byte compares and two mask moves. Used for the runs
-//! of records and lines (indexes without statistics) on CPUs with AVX-512BW, where the
-//! masks are a large part of the work per block.
+//! register per class, instead of two 32-byte compares and two mask moves. Used for the
+//! indexing loops on CPUs with AVX-512BW and VBMI2, where the masks are a large part of the
+//! work per block of a run of records or lines.
 
 use crate::window::{CSV, JSON, Window, csv_class, json_class};
 
