@@ -14,7 +14,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::locator::{ColumnStats, Stats, StatsColumns};
 use crate::numbers::{
-    KEY_FRAC, NumberKind, decimal_parts_at, int_value_at, is_bool, is_i64_text, is_number,
+    KEY_FRAC, NumberKind, decimal_parts_at, dot_in, int_value_at, is_bool, is_i64_text, is_number,
     key_float, key_int, masked_number, number_key, number_kind, parse_i64, word_at,
 };
 
@@ -228,22 +228,6 @@ pub(crate) fn max_f64(a: f64, b: f64) -> f64 {
     }
 }
 
-/// The position of the first `.` in `data[start..end]`, from one word read when the text
-/// has at most 8 bytes and 8 bytes are there.
-#[inline(always)]
-fn dot_in(data: &[u8], start: usize, end: usize) -> Option<usize> {
-    if end - start <= 8
-        && let Some(w) = word_at(data, start)
-    {
-        // Bytes equal to `.` become zero; the lowest zero byte sets the lowest high bit.
-        let x = w ^ 0x2e2e_2e2e_2e2e_2e2e;
-        let zero = x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080;
-        let at = zero.trailing_zeros() as usize / 8;
-        return (at < end - start).then_some(start + at);
-    }
-    memchr::memchr(b'.', &data[start..end]).map(|i| start + i)
-}
-
 /// [`prefix_key`] of `data[start..end]`, from one word read when 8 bytes are there.
 #[inline(always)]
 fn prefix_key_at(data: &[u8], start: usize, end: usize) -> u64 {
@@ -350,10 +334,7 @@ impl ColumnInfer {
     fn int_keyed(&mut self, v: i64, text: &[u8], key: u64) {
         self.seen_int = true;
         if self.track {
-            self.int_bounds = Some(match self.int_bounds {
-                None => (v, v),
-                Some((lo, hi)) => (lo.min(v), hi.max(v)),
-            });
+            self.int_bounds_add(v, v);
             // The float bounds of an Int64 column that turns Float64 later come from the
             // integer bounds at the end (see `stats`), not from a conversion per value.
             self.number_text_bounds(text, key);
@@ -392,6 +373,15 @@ impl ColumnInfer {
         if self.track {
             self.text_bounds(text);
         }
+    }
+
+    /// Widens the integer bounds to `lo..=hi`.
+    #[inline(always)]
+    fn int_bounds_add(&mut self, lo: i64, hi: i64) {
+        self.int_bounds = Some(match self.int_bounds {
+            None => (lo, hi),
+            Some((l, h)) => (l.min(lo), h.max(hi)),
+        });
     }
 
     #[inline]
@@ -485,11 +475,7 @@ impl ColumnInfer {
             ),
             NumberKind::Int => self.seen_int = true,
             NumberKind::Decimal if self.track => {
-                let dot = dot.unwrap_or_else(|| {
-                    text.iter()
-                        .position(|&b| b == b'.')
-                        .map_or(end, |i| start + i)
-                });
+                let dot = dot.unwrap_or_else(|| dot_in(data, start, end).unwrap_or(end));
                 match decimal_parts_at(data, start, dot, end) {
                     Some(d) => {
                         let key = prefix_key_at(data, start, end);
@@ -691,11 +677,7 @@ impl ColumnInfer {
                 if lo <= hi {
                     self.deferred = true;
                     if frac == 0 {
-                        let (lo, hi) = (key_int(lo), key_int(hi));
-                        self.int_bounds = Some(match self.int_bounds {
-                            None => (lo, hi),
-                            Some((l, h)) => (l.min(lo), h.max(hi)),
-                        });
+                        self.int_bounds_add(key_int(lo), key_int(hi));
                     } else {
                         // Integers of a Float64 column join its float bounds here (exactly:
                         // the final bounds are the same, see `stats`).

@@ -397,6 +397,27 @@ pub(crate) fn int_value_at(data: &[u8], start: usize, end: usize) -> i64 {
     (v ^ -n) + n
 }
 
+/// The index of the first `.` byte of the little-endian word `w` (8 when there is none):
+/// bytes equal to `.` become zero, and the lowest zero byte sets the lowest high bit.
+#[inline(always)]
+fn dot_byte(w: u64) -> usize {
+    let x = w ^ 0x2e2e_2e2e_2e2e_2e2e;
+    (x.wrapping_sub(0x0101_0101_0101_0101) & !x & HIGH_BITS).trailing_zeros() as usize / 8
+}
+
+/// The position of the first `.` in `data[start..end]`, from one word read when the text
+/// has at most 8 bytes and 8 bytes are there.
+#[inline(always)]
+pub(crate) fn dot_in(data: &[u8], start: usize, end: usize) -> Option<usize> {
+    if end - start <= 8
+        && let Some(w) = word_at(data, start)
+    {
+        let at = dot_byte(w);
+        return (at < end - start).then_some(start + at);
+    }
+    memchr::memchr(b'.', &data[start..end]).map(|i| start + i)
+}
+
 /// Fraction digits of the [`number_key`]s of columns that may hold decimals: with at most 8
 /// digits in all, the integer part has at most 8, and the key at most 15 decimal nibbles.
 pub(crate) const KEY_FRAC: u32 = 7;
@@ -419,11 +440,7 @@ pub(crate) fn number_key(data: &[u8], start: usize, end: usize, frac: u32) -> Op
         return None;
     }
     let w = word_at(data, body)?;
-    // The dot's byte (8 when there is none): bytes equal to `.` become zero, and the lowest
-    // zero byte sets the lowest high bit.
-    let x = w ^ 0x2e2e_2e2e_2e2e_2e2e;
-    let dot = (x.wrapping_sub(0x0101_0101_0101_0101) & !x & HIGH_BITS).trailing_zeros() / 8;
-    let dot = dot as usize;
+    let dot = dot_byte(w);
     let (digits, frac_digits, w) = if dot < len {
         // The bytes after the dot move down over it.
         let below = (1u64 << (8 * dot)) - 1;
