@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use lake_locators::IndexOptions;
@@ -50,6 +50,9 @@ pub struct CreateOptions {
     pub progress: Option<ProgressFn>,
     /// Build the map in memory only, without writing `.br_map.bazan`.
     pub dry_run: bool,
+    /// Set from another thread to stop the build: files not yet started are not indexed,
+    /// the run ends with [`Error::Interrupted`] and no map (nor temporary file) is written.
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl std::fmt::Debug for CreateOptions {
@@ -59,6 +62,7 @@ impl std::fmt::Debug for CreateOptions {
             .field("registry", &self.registry)
             .field("skip_errors", &self.skip_errors)
             .field("dry_run", &self.dry_run)
+            .field("cancel", &self.cancel)
             .finish()
     }
 }
@@ -111,6 +115,9 @@ pub fn create_map_with(root: &Path, options: &CreateOptions) -> Result<CreateRep
         .par_bridge()
         .map(|i| {
             let f = &found.files[i];
+            if is_cancelled(options.cancel.as_deref()) {
+                return (i, Err(Error::Interrupted));
+            }
             let r = index_file(root, f, &options.config);
             let files = done_files.fetch_add(1, Ordering::Relaxed) + 1;
             let bytes = done_bytes.fetch_add(f.size_bytes, Ordering::Relaxed) + f.size_bytes;
@@ -125,6 +132,9 @@ pub fn create_map_with(root: &Path, options: &CreateOptions) -> Result<CreateRep
             (i, r)
         })
         .collect();
+    if is_cancelled(options.cancel.as_deref()) {
+        return Err(Error::Interrupted);
+    }
     indexed.sort_unstable_by_key(|(i, _)| *i);
     let results = indexed.into_iter().map(|(_, r)| r);
     let mut entries = Vec::with_capacity(results.len());
@@ -149,6 +159,11 @@ pub fn create_map_with(root: &Path, options: &CreateOptions) -> Result<CreateRep
         failures,
         elapsed: started.elapsed(),
     })
+}
+
+/// True once `cancel` was set.
+pub(crate) fn is_cancelled(cancel: Option<&AtomicBool>) -> bool {
+    cancel.is_some_and(|c| c.load(Ordering::Relaxed))
 }
 
 /// Indexes one discovered file into a map entry.

@@ -82,6 +82,9 @@ pub enum Error {
         /// What did not add up.
         message: String,
     },
+    /// The run was cancelled (its cancel flag was set); nothing was written.
+    #[error("interrupted")]
+    Interrupted,
     /// Some files failed to index (reported together, never silently).
     #[error("{} file(s) could not be indexed; first: {first}", count)]
     IndexFailures {
