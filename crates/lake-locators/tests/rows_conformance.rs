@@ -172,7 +172,7 @@ fn row_formats_match_expected_json() {
             );
         }
         // Column types are inferred from values, so a file without rows has nothing to infer
-        // from (all columns Utf8 by §9); only their names are compared then.
+        // from (all columns Utf8 by docs/lake-map.md §9); only their names are compared then.
         let ours: Vec<(String, String)> = idx
             .schema
             .fields()

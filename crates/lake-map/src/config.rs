@@ -1,4 +1,4 @@
-//! The map's configuration (§3 of the specification): checkpoint stride, fingerprint mode and
+//! The map's configuration (`docs/lake-map.md` §3): checkpoint stride, fingerprint mode and
 //! statistics columns, with their text forms in the map's schema metadata.
 
 use std::fmt;

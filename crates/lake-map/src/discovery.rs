@@ -1,4 +1,4 @@
-//! Discovery (§4): which files of a lake are data files, in map order.
+//! Discovery (`docs/lake-map.md` §4): which files of a lake are data files, in map order.
 //!
 //! A recursive walk of the root that never follows symbolic links. A regular file is taken
 //! when the text after the last `.` of its name has a handler; names starting with `.` (files

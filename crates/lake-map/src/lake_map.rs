@@ -1,6 +1,6 @@
-//! The in-memory [`LakeMap`] (§2.3): the entries as Arrow columns (zero-copy from the map
-//! file's memory map), the totals, the configuration, [`LakeMap::locate_row`] and the slice
-//! plan that [`crate::slice`] reads.
+//! The in-memory [`LakeMap`] (`docs/lake-map.md` §2.3): the entries as Arrow columns
+//! (zero-copy from the map file's memory map), the totals, the configuration,
+//! [`LakeMap::locate_row`] and the slice plan that [`crate::slice`] reads.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};

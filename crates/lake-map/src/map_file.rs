@@ -1,5 +1,6 @@
-//! The map file (§2): an Arrow IPC file of map schema 3, written atomically (temporary file
-//! in the same directory, fsync, rename, fsync of the directory) and loaded zero-copy from a
+//! The map file (`docs/lake-map.md` §2): an Arrow IPC file of map schema 3, written
+//! atomically (temporary file in the same directory, fsync, rename, fsync of the directory)
+//! and loaded zero-copy from a
 //! memory map through arrow-ipc's `FileDecoder`. Legacy schema 1 and 2 maps are read with the
 //! old defaults.
 

@@ -4,7 +4,8 @@
 //! the primitive encodings (big-endian integers, LEB128 and ZigZag varints, length-prefixed
 //! strings), the on-disk enumerations, every footer and data-section structure, the value
 //! encodings of page payloads and the page compressions, each as a `decode` from a byte slice
-//! and an `encode` back to the same bytes.
+//! and an `encode` back to the same bytes. Section numbers in this crate's docs ("reference
+//! §8.3") are those of the format notes in `docs/tsfile.md`.
 //!
 //! It must never do file I/O, walk the index, or depend on Arrow or any other heavy crate:
 //! downstream users take this crate alone for its codecs. Opening files and reading series

@@ -1,5 +1,5 @@
 //! The `dump` of a TsFile: everything it holds as JSON, in exactly the shape of the
-//! conformance answers (`../shared/conformance/tsfile/README.md`): format version, size,
+//! conformance answers (`tsfile dump` in `docs/cli.md`): format version, size,
 //! model, properties, table schemas, devices with their series metadata and statistics, and
 //! every row with per-column SHA-256 digests.
 

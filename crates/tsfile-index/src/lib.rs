@@ -6,11 +6,12 @@
 //! bridge. It must never implement a byte codec itself (those live in `tsfile-format`) and
 //! never knows about lakes or maps.
 //!
-//! The reading path follows `docs/tsfile.md` §12 (in `../shared/docs`): head and tail magics
+//! The reading path follows `docs/tsfile.md` §12: head and tail magics
 //! and the exact metadata length → TsFileMetadata (table roots, schemas, Bloom filter,
 //! properties) → the device index tree (§7.4) → a device's measurement index →
 //! TimeseriesMetadata → ChunkMetadata → chunk header → pages (decompress, split, decode) →
-//! Arrow record batches. V4 and V3 (§7.6) files are read.
+//! Arrow record batches. V4 and V3 (§7.6) files are read. Section signs (§) in this crate's
+//! docs cite `docs/tsfile.md`.
 //!
 //! | module | role |
 //! | --- | --- |

@@ -181,7 +181,7 @@ fn check_order(map: &LakeMap, expected: &Value) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The handler name (§4) an extension must map to.
+/// The handler name (`docs/lake-map.md` §4) an extension must map to.
 fn expected_handler(ext: &str, layout: Option<&str>) -> String {
     match ext {
         "arrow" | "feather" | "ipc" => "arrow_ipc".into(),
@@ -244,8 +244,8 @@ fn check_file(map: &LakeMap, file: &Value) -> anyhow::Result<()> {
             )
         })
         .collect();
-    // A schemaless file without rows has nothing to infer types from (§9: all-empty columns
-    // are Utf8), so only its column names are compared, where it has any.
+    // A schemaless file without rows has nothing to infer types from (docs/lake-map.md §9:
+    // all-empty columns are Utf8), so only its column names are compared, where it has any.
     let schemaless = !matches!(
         str_of(file, "format")?,
         "parquet" | "orc" | "avro" | "arrow" | "feather" | "arrows"
