@@ -10,42 +10,39 @@
 //! This crate owns format knowledge only. It must never know about the map file, global row
 //! numbers, fingerprints or the directory walk: those belong to `lake-map`.
 //!
-//! Shared pieces used by every format live here too: [`types`] (the stable type names of the
-//! CLI contract and the schema JSON stored in the map) and [`rows`] (the JSON value
-//! representation of rows).
+//! The source is in three layers, one folder each, each using only the ones below it:
+//!
+//! - `formats/`: one module per format family (Parquet, ORC, Avro, Arrow IPC, XLSX, MsgPack,
+//!   delimited text, JSON), re-exported at the crate root ([`parquet`], [`csv`], ...).
+//! - `text/`: the scanning and inference core shared by the row formats (file bytes and
+//!   line scanning, number classification, column type inference, runs of records of one
+//!   shape, checkpoint reads).
+//! - `simd/`: the byte-class masks of 64-byte windows, with the one CPU-feature detection and
+//!   dispatch point: one module per instruction set (AVX2, AVX-512, all x86_64 only) beside
+//!   the portable path every other architecture runs and every vector path is tested against.
+//!
+//! Beside them, at the root, the contract every layer shares: [`locator`] (the [`Locator`]
+//! trait and its index types), [`error`], [`registry`], [`sniff`], [`columnar`] (helpers of the
+//! formats with native blocks), [`stats`], [`types`] (the stable type names of the CLI contract
+//! and the schema JSON stored in the map) and [`rows`] (the JSON value representation of rows).
 
-pub mod avro;
 pub mod columnar;
-pub mod csv;
 pub mod error;
-mod infer;
-pub mod ipc;
-pub mod json;
-mod jsonrun;
-mod jsontok;
-mod jsonwin;
+mod formats;
 pub mod locator;
-pub mod msgpack;
-mod numbers;
-pub mod orc;
-pub mod parquet;
 pub mod registry;
-mod rowread;
 pub mod rows;
-mod rowshape;
-mod scan;
+mod simd;
 pub mod sniff;
 pub mod stats;
 #[cfg(test)]
 mod testutil;
-pub mod trace;
+mod text;
 pub mod types;
-mod window;
-#[cfg(target_arch = "x86_64")]
-mod window512;
-pub mod xlsx;
 
 pub use error::{Error, Result};
+pub use formats::parquet::trace;
+pub use formats::{avro, csv, ipc, json, msgpack, orc, parquet, xlsx};
 pub use locator::{
     BatchIter, Block, ColumnChunk, ColumnStats, FileIndex, IndexOptions, Locator, PageLocation,
     ReadRequest, Stats, StatsColumns,

@@ -7,15 +7,15 @@ use crate::locator::Locator;
 /// Every built-in locator, one per format family.
 pub fn builtin() -> Vec<Arc<dyn Locator>> {
     vec![
-        Arc::new(crate::parquet::ParquetLocator),
-        Arc::new(crate::orc::OrcLocator),
-        Arc::new(crate::avro::AvroLocator),
-        Arc::new(crate::ipc::ArrowFileLocator),
-        Arc::new(crate::ipc::ArrowStreamLocator),
-        Arc::new(crate::msgpack::MsgPackLocator),
-        Arc::new(crate::xlsx::XlsxLocator),
-        Arc::new(crate::json::JsonLocator),
-        Arc::new(crate::csv::DelimitedLocator),
+        Arc::new(crate::formats::parquet::ParquetLocator),
+        Arc::new(crate::formats::orc::OrcLocator),
+        Arc::new(crate::formats::avro::AvroLocator),
+        Arc::new(crate::formats::ipc::ArrowFileLocator),
+        Arc::new(crate::formats::ipc::ArrowStreamLocator),
+        Arc::new(crate::formats::msgpack::MsgPackLocator),
+        Arc::new(crate::formats::xlsx::XlsxLocator),
+        Arc::new(crate::formats::json::JsonLocator),
+        Arc::new(crate::formats::csv::DelimitedLocator),
     ]
 }
 

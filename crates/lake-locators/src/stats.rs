@@ -6,8 +6,8 @@ use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
 
-use crate::infer::prefix_key;
 use crate::locator::{ColumnStats, Stats, StatsColumns};
+use crate::text::infer::prefix_key;
 
 /// Accumulates statistics over the batches of one file.
 #[derive(Debug, Clone, Default)]

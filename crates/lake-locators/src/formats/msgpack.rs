@@ -13,18 +13,17 @@ use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef};
 use rmp::Marker;
 
-use crate::csv::finish_blocks;
 use crate::error::{Error, Result};
-use crate::infer::{Columns, null_to_utf8};
 use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
-use crate::rowread::{
-    batch_size, check_stride, decode_json, end_on_error, projection_indices, schema_for_read,
-    start_block,
-};
-use crate::scan::FileBytes;
 use crate::stats::StatsBuilder;
+use crate::text::infer::{Columns, null_to_utf8};
+use crate::text::rowread::{
+    batch_size, check_stride, decode_json, end_on_error, finish_blocks, projection_indices,
+    schema_for_read, start_block,
+};
+use crate::text::scan::FileBytes;
 
 const FORMAT: &str = "msgpack";
 

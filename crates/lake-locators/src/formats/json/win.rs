@@ -1,6 +1,6 @@
 //! The JSON-lines fast paths: compact flat objects on one line (`{"k":v,…}` without
 //! whitespace, escapes or nested values), read from the byte-class masks of
-//! [`crate::window`]. String extents come from a prefix XOR of the quote mask, value ends
+//! [`crate::simd`]. String extents come from a prefix XOR of the quote mask, value ends
 //! from the commas and closing braces outside strings, number shapes from the non-digit mask:
 //! a handful of bit operations per member instead of a byte-by-byte walk. Three tiers, each
 //! falling back to the one before:
@@ -12,19 +12,19 @@
 //! - [`stream_lines`] reads whole runs of such lines block by block, with no window per line.
 //!
 //! Anything else (whitespace, escapes, nested values, exponents, members longer than about
-//! 60 bytes) is left to the general tokenizer of [`crate::jsontok`]. Recording a member twice
+//! 60 bytes) is left to the general tokenizer of [`crate::formats::json::tok`]. Recording a member twice
 //! is harmless (types and bounds only grow), so a fast path may give up halfway through a
 //! line, but never after recording a value it did not read exactly.
 
 use std::path::Path;
 
 use crate::error::Result;
-use crate::infer::{ColumnInfer, Columns};
 use crate::locator::StatsColumns;
-use crate::numbers::{NumberKind, masked_number};
-use crate::scan::check_utf8_at;
-use crate::window::json_class::{BACKSLASH, CLOSE, COMMA, HIGH, NEWLINE, NON_DIGIT, QUOTE};
-use crate::window::{JSON, MaskCache, Window};
+use crate::simd::json_class::{BACKSLASH, CLOSE, COMMA, HIGH, NEWLINE, NON_DIGIT, QUOTE};
+use crate::simd::{JSON, MaskCache, Window};
+use crate::text::infer::{ColumnInfer, Columns};
+use crate::text::numbers::{NumberKind, masked_number};
+use crate::text::scan::check_utf8_at;
 
 /// Bits `from` and above.
 #[inline(always)]

@@ -139,3 +139,17 @@ pub(crate) fn end_on_error(
         }
     }
 }
+
+/// Fills in the row counts and byte sizes of checkpoint blocks from their starts.
+pub(crate) fn finish_blocks(blocks: &mut [Block], rows: u64, end_byte: u64) {
+    let n = blocks.len();
+    for i in 0..n {
+        let (next_row, next_byte) = match blocks.get(i + 1) {
+            Some(b) => (b.first_row, b.first_byte.unwrap_or(end_byte)),
+            None => (rows, end_byte),
+        };
+        let b = &mut blocks[i];
+        b.row_count = next_row - b.first_row;
+        b.total_byte_size = b.first_byte.map(|f| next_byte - f);
+    }
+}

@@ -3,10 +3,10 @@
 //! Nested objects and arrays are reported, so the caller falls back to arrow-json's own
 //! inference (which gives them Struct/List types).
 
-use crate::infer::Columns;
 use crate::locator::StatsColumns;
-use crate::numbers::json_number_end;
-use crate::scan::{json_string_scan, skip_ws};
+use crate::text::infer::Columns;
+use crate::text::numbers::json_number_end;
+use crate::text::scan::{json_string_scan, skip_ws};
 
 /// Why an object could not be scanned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

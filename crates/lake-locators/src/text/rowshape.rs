@@ -19,15 +19,15 @@
 //! With statistics, the field ends of the blocks that fit are also gathered ([`RunValues`])
 //! and folded column by column: the values' types are known, so a column's loop has no
 //! classification and no dispatch per field, and numbers are compared as integer keys of
-//! their text ([`crate::numbers::number_key`]) instead of being parsed.
+//! their text ([`crate::text::numbers::number_key`]) instead of being parsed.
 //!
-//! The rules are those of [`crate::numbers::masked_number`]: `-?[0-9]{1,18}` is an integer,
+//! The rules are those of [`crate::text::numbers::masked_number`]: `-?[0-9]{1,18}` is an integer,
 //! digits with one `.` and at least one digit a decimal; anything else (`1e5`, 19 digits, a
 //! lone `-`) is left to the per-field path.
 
-use crate::infer::{ColumnInfer, Shape};
-use crate::window::csv_class::{CR, DELIM, DOT, HIGH, MINUS, NEWLINE, NON_DIGIT, QUOTE};
-use crate::window::{CSV, MaskCache, Window};
+use crate::simd::csv_class::{CR, DELIM, DOT, HIGH, MINUS, NEWLINE, NON_DIGIT, QUOTE};
+use crate::simd::{CSV, MaskCache, Window};
+use crate::text::infer::{ColumnInfer, Shape};
 
 /// Indices of the column masks of [`ShapeMasks`].
 pub(crate) const OTHER: usize = 0;
@@ -245,7 +245,7 @@ pub(crate) struct NumberEnds {
     pub(crate) dotted: u64,
     /// The field runs 18 bytes or more (too long for an integer of [`masked_number`]).
     ///
-    /// [`masked_number`]: crate::numbers::masked_number
+    /// [`masked_number`]: crate::text::numbers::masked_number
     pub(crate) long: u64,
     /// The field is `-`, `.` or `-.` alone.
     pub(crate) tiny: u64,
@@ -615,7 +615,7 @@ pub(crate) fn stream_records<W: Window<CSV>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::window::BytewiseWindow;
+    use crate::simd::BytewiseWindow;
 
     /// The run from the start of `text` for columns of `shapes`, read with byte-wise masks
     /// and, where the CPU has them, AVX2 masks (both must agree).
@@ -629,9 +629,9 @@ mod tests {
         let portable =
             stream_records::<BytewiseWindow>(data, 0, b',', &mut cache, &masks, budget, None);
         #[cfg(target_arch = "x86_64")]
-        if crate::window::avx2_available() {
+        if crate::simd::avx2_available() {
             let mut cache = MaskCache::new();
-            let vector = stream_records::<crate::window::Avx2Window>(
+            let vector = stream_records::<crate::simd::Avx2Window>(
                 data, 0, b',', &mut cache, &masks, budget, None,
             );
             assert_eq!(vector, portable);

@@ -4,7 +4,7 @@
 //! Indexing is one pass over the memory-mapped file: each record's fields are split with
 //! memchr and classified for the whole-file type inference (and bounded for statistics when
 //! asked). Reading seeks to the checkpoint byte, skips records with the quote-aware scanner of
-//! [`crate::scan`] and hands only the wanted records to arrow-csv with the stored schema.
+//! [`crate::text::scan`] and hands only the wanted records to arrow-csv with the stored schema.
 
 use std::path::Path;
 
@@ -13,16 +13,18 @@ use arrow_schema::SchemaRef;
 use memchr::{memchr, memchr2};
 
 use crate::error::{Error, Result};
-use crate::infer::{ColumnInfer, Columns};
 use crate::locator::{BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest};
-use crate::rowread::{check_stride, end_on_error, projection_indices, start_block};
-use crate::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks, stream_records};
-use crate::scan::{
+use crate::simd::csv_class::{DELIM, HIGH, NEWLINE, NON_DIGIT, QUOTE};
+use crate::simd::{CSV, Kernel, MaskCache, Window};
+use crate::text::infer::{ColumnInfer, Columns};
+use crate::text::rowread::{
+    check_stride, end_on_error, finish_blocks, projection_indices, start_block,
+};
+use crate::text::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks, stream_records};
+use crate::text::scan::{
     FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, skip_records,
     zero_bytes,
 };
-use crate::window::csv_class::{DELIM, HIGH, NEWLINE, NON_DIGIT, QUOTE};
-use crate::window::{CSV, MaskCache, NoWindow, Window};
 
 /// The locator of the delimited formats.
 #[derive(Debug, Clone, Copy, Default)]
@@ -292,49 +294,29 @@ fn header(path: &Path, data: &[u8]) -> Result<Header> {
 
 /// The one indexing pass: checkpoints, row count, inferred columns and statistics.
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Header, FileIndex)> {
-    use crate::window::Loop;
-    match crate::window::pick_loop() {
-        // SAFETY (each AVX arm): `pick_loop` only returns it when the CPU has the features
-        // its function is compiled with.
-        #[cfg(target_arch = "x86_64")]
-        Loop::Avx512 => unsafe { index_avx512(path, data, options) },
-        #[cfg(target_arch = "x86_64")]
-        Loop::Avx2Runs => unsafe { index_avx2::<crate::window::Avx2Window>(path, data, options) },
-        #[cfg(target_arch = "x86_64")]
-        Loop::Avx2 => unsafe { index_avx2::<crate::window::Avx2LeanWindow>(path, data, options) },
-        Loop::Portable => index_with::<NoWindow>(path, data, options),
+    crate::simd::dispatch(Indexer {
+        path,
+        data,
+        options,
+    })
+}
+
+/// The arguments of one indexing pass, run by [`crate::simd::dispatch`] over the window masks
+/// of this CPU.
+#[derive(Clone, Copy)]
+struct Indexer<'a> {
+    path: &'a Path,
+    data: &'a [u8],
+    options: &'a IndexOptions,
+}
+
+impl Kernel<CSV> for Indexer<'_> {
+    type Output = Result<(Header, FileIndex)>;
+
+    #[inline(always)]
+    fn run<W: Window<CSV>>(self) -> Self::Output {
+        index_with::<W>(self.path, self.data, self.options)
     }
-}
-
-/// [`index_with`] compiled with AVX2 (and the bit instructions of the same CPUs: BMI1's
-/// `tzcnt`, BMI2's `pdep` and shifts, `popcnt`) enabled, over AVX2 window masks `W`.
-///
-/// # Safety
-/// The CPU must support AVX2, BMI1, BMI2, POPCNT and PCLMULQDQ.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,bmi2,popcnt,pclmulqdq")]
-unsafe fn index_avx2<W: Window<CSV>>(
-    path: &Path,
-    data: &[u8],
-    options: &IndexOptions,
-) -> Result<(Header, FileIndex)> {
-    index_with::<W>(path, data, options)
-}
-
-/// [`index_with`] compiled with AVX-512F, BW and VBMI2 besides the features of
-/// [`index_avx2`], over AVX-512 window masks.
-///
-/// # Safety
-/// The CPU must support AVX-512F, AVX-512BW, AVX-512VBMI2, AVX2, BMI1, BMI2, POPCNT and
-/// PCLMULQDQ.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,avx2,bmi1,bmi2,popcnt,pclmulqdq")]
-unsafe fn index_avx512(
-    path: &Path,
-    data: &[u8],
-    options: &IndexOptions,
-) -> Result<(Header, FileIndex)> {
-    index_with::<crate::window512::Avx512Window>(path, data, options)
 }
 
 /// The record starting at `pos` read from the masks of the 64 bytes there: `Some((end,
@@ -654,20 +636,6 @@ fn scan_records<W: Window<CSV>>(
         pos = skip_empty_lines(data, end);
     }
     Ok((h, cols, blocks, row))
-}
-
-/// Fills in the row counts and byte sizes of checkpoint blocks from their starts.
-pub(crate) fn finish_blocks(blocks: &mut [Block], rows: u64, end_byte: u64) {
-    let n = blocks.len();
-    for i in 0..n {
-        let (next_row, next_byte) = match blocks.get(i + 1) {
-            Some(b) => (b.first_row, b.first_byte.unwrap_or(end_byte)),
-            None => (rows, end_byte),
-        };
-        let b = &mut blocks[i];
-        b.row_count = next_row - b.first_row;
-        b.total_byte_size = b.first_byte.map(|f| next_byte - f);
-    }
 }
 
 impl Locator for DelimitedLocator {

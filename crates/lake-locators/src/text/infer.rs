@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::locator::{ColumnStats, Stats, StatsColumns};
-use crate::numbers::{
+use crate::text::numbers::{
     KEY_FRAC, NumberKind, decimal_parts_at, dot_in, int_value_at, is_bool, is_i64_text, is_number,
     key_float, key_int, masked_number, number_key, number_kind, parse_i64, word_at,
 };
@@ -159,7 +159,7 @@ fn key_bounds(
     slow: &mut impl FnMut(usize, usize),
 ) -> (i64, i64) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("bmi2") {
+    if crate::simd::bmi2_available() {
         // SAFETY: the CPU has BMI1 and BMI2 (every CPU with BMI2 has BMI1), checked above.
         return unsafe { key_bounds_bmi2(data, n, frac, field, slow) };
     }
@@ -269,7 +269,7 @@ impl ColumnInfer {
         }
     }
 
-    /// What values fit the column without changing it, for [`crate::rowshape`].
+    /// What values fit the column without changing it, for [`crate::text::rowshape`].
     #[inline]
     pub(crate) fn shape(&self) -> Shape {
         if self.is_text() {
@@ -452,7 +452,7 @@ impl ColumnInfer {
         }
     }
 
-    /// Records a number that [`number_kind`] or [`crate::numbers::json_number_end`] certified
+    /// Records a number that [`number_kind`] or [`crate::text::numbers::json_number_end`] certified
     /// as `Int` or `Decimal`, computing its value only when statistics are tracked.
     /// The number is `data[start..end]`, a range of the whole buffer, so that its text bounds
     /// key is read as one word; `dot` is the position of a `Decimal`'s dot when the caller
@@ -605,7 +605,7 @@ impl ColumnInfer {
     /// Classifies the delimited-text field `data[base + s..base + t]` (empty = null; `t` < 64)
     /// and records it, like [`ColumnInfer::observe_field_at`], with the number shape read off
     /// `non_digit`, the mask of the bytes from `base` on that are not ASCII digits (see
-    /// [`crate::window::csv_class`]): `-?[0-9]{1,18}` is `Int`, digits with one `.` are `Decimal`.
+    /// [`crate::simd::csv_class`]): `-?[0-9]{1,18}` is `Int`, digits with one `.` are `Decimal`.
     #[inline(always)]
     pub(crate) fn observe_masked(
         &mut self,
@@ -636,7 +636,7 @@ impl ColumnInfer {
     }
 
     /// Records `n` values, value `r` being `data[s..e]` for `(s, e) = field(r)` (empty =
-    /// null), each of which a run of [`crate::rowshape`] or [`crate::jsonrun`] found to fit
+    /// null), each of which a run of [`crate::text::rowshape`] or [`crate::formats::json::run`] found to fit
     /// the column's type: their type is known (numbers of the column's kind, anything for a
     /// Utf8 column), so only the statistics move, in one loop per column without a
     /// classification per value. With `QUOTED` (JSON), a value that starts with a quote is a

@@ -1,6 +1,6 @@
 //! Runs of JSON lines that change no column's type, read 64-byte block by block: the JSON
-//! counterpart of [`crate::rowshape`], for lines that repeat the member names of a
-//! [`crate::jsonwin::Template`] in compact form (`{"a":1,"b":"x"}` and a line feed).
+//! counterpart of [`crate::text::rowshape`], for lines that repeat the member names of a
+//! [`crate::formats::json::win::Template`] in compact form (`{"a":1,"b":"x"}` and a line feed).
 //!
 //! Per block, from masks alone: outside strings (a prefix XOR of the quotes; a block with a
 //! backslash ends the run), colons and value ends (commas and closing braces) alternate, so
@@ -9,22 +9,22 @@
 //! commas, the closing brace and the line feed, repeated line after line. The block's
 //! skeleton bytes are compared with it in one pass: per 8-byte word, `pdep` spreads the next
 //! skeleton bytes over the word's skeleton lanes. Each value is then checked against its
-//! column's type at its end, as fields are in [`crate::rowshape`]: a string (a quote at its
+//! column's type at its end, as fields are in [`crate::text::rowshape`]: a string (a quote at its
 //! start, a closing quote just before its end, nothing else outside the string) fits a Utf8
-//! column; a number (the rules of [`crate::numbers::masked_number`]) fits a column of its
+//! column; a number (the rules of [`crate::text::numbers::masked_number`]) fits a column of its
 //! type or Utf8; `null` fits any column. Anything else (booleans, nested values, whitespace,
 //! exponents, a line feed in a value) ends the run, and its lines go to the per-line tiers of
-//! [`crate::jsonwin`], which are exact and move the types on.
+//! [`crate::formats::json::win`], which are exact and move the types on.
 
-use crate::jsonwin::Slot;
-use crate::rowshape::{
+use super::win::Slot;
+use crate::simd::json_class::{
+    BACKSLASH, CLOSE, COLON, COMMA, DOT, HIGH, MINUS, NEWLINE, NON_DIGIT, QUOTE,
+};
+use crate::simd::{JSON, Window};
+use crate::text::rowshape::{
     FLOAT, FLOAT_INT, INT, NumberCarry, OTHER, Run, RunValues, ShapeMasks, carry_to_ends,
     number_ends,
 };
-use crate::window::json_class::{
-    BACKSLASH, CLOSE, COLON, COMMA, DOT, HIGH, MINUS, NEWLINE, NON_DIGIT, QUOTE,
-};
-use crate::window::{JSON, Window};
 
 /// Where skeleton positions wrap back by whole periods (a division per block would sit on
 /// the chain from block to block).

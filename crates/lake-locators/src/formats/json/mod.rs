@@ -8,31 +8,34 @@
 //! them. Reading seeks to the checkpoint byte, skips rows structurally and decodes only the
 //! wanted rows with arrow-json under the stored schema.
 
+mod run;
+mod tok;
+mod win;
+
 use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef};
 use memchr::memchr;
 
-use crate::csv::finish_blocks;
 use crate::error::{Error, Result};
-use crate::infer::{Columns, null_to_utf8};
-use crate::jsonrun::{Skeleton, run_lines};
-use crate::jsontok::{ObjError, scan_object_in};
-use crate::jsonwin::{Template, compact_line, stream_lines, template_line};
 use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
-use crate::rowread::{
-    batch_size, check_stride, decode_json, end_on_error, projection_indices, schema_for_read,
-    start_block,
+use crate::simd::{JSON, Kernel, MaskCache, Window};
+use crate::stats::StatsBuilder;
+use crate::text::infer::{Columns, null_to_utf8};
+use crate::text::rowread::{
+    batch_size, check_stride, decode_json, end_on_error, finish_blocks, projection_indices,
+    schema_for_read, start_block,
 };
-use crate::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks};
-use crate::scan::{
+use crate::text::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks};
+use crate::text::scan::{
     FileBytes, array_next, bom_len, check_utf8, check_utf8_at, json_value_end, skip_ws,
 };
-use crate::stats::StatsBuilder;
-use crate::window::{JSON, MaskCache, NoWindow, Window};
+use run::{Skeleton, run_lines};
+use tok::{ObjError, scan_object_in};
+use win::{Template, compact_line, stream_lines, template_line};
 
 /// The locator of the JSON family.
 #[derive(Debug, Clone, Copy, Default)]
@@ -123,45 +126,29 @@ fn syntax(path: &Path, format: &'static str, at: usize, msg: &str, row: u64) -> 
 
 /// One indexing pass.
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileIndex> {
-    use crate::window::Loop;
-    match crate::window::pick_loop() {
-        // SAFETY (each AVX arm): `pick_loop` only returns it when the CPU has the features
-        // its function is compiled with.
-        #[cfg(target_arch = "x86_64")]
-        Loop::Avx512 => unsafe { index_avx512(path, data, options) },
-        #[cfg(target_arch = "x86_64")]
-        Loop::Avx2Runs => unsafe { index_avx2::<crate::window::Avx2Window>(path, data, options) },
-        #[cfg(target_arch = "x86_64")]
-        Loop::Avx2 => unsafe { index_avx2::<crate::window::Avx2LeanWindow>(path, data, options) },
-        Loop::Portable => index_with::<NoWindow>(path, data, options),
+    crate::simd::dispatch(Indexer {
+        path,
+        data,
+        options,
+    })
+}
+
+/// The arguments of one indexing pass, run by [`crate::simd::dispatch`] over the window masks
+/// of this CPU.
+#[derive(Clone, Copy)]
+struct Indexer<'a> {
+    path: &'a Path,
+    data: &'a [u8],
+    options: &'a IndexOptions,
+}
+
+impl Kernel<JSON> for Indexer<'_> {
+    type Output = Result<FileIndex>;
+
+    #[inline(always)]
+    fn run<W: Window<JSON>>(self) -> Self::Output {
+        index_with::<W>(self.path, self.data, self.options)
     }
-}
-
-/// [`index_with`] compiled with AVX2, BMI1, BMI2 and POPCNT enabled, over AVX2 window masks
-/// `W`.
-///
-/// # Safety
-/// The CPU must support AVX2, BMI1, BMI2, POPCNT and PCLMULQDQ.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,bmi2,popcnt,pclmulqdq")]
-unsafe fn index_avx2<W: Window<JSON>>(
-    path: &Path,
-    data: &[u8],
-    options: &IndexOptions,
-) -> Result<FileIndex> {
-    index_with::<W>(path, data, options)
-}
-
-/// [`index_with`] compiled with AVX-512F, BW and VBMI2 besides the features of
-/// [`index_avx2`], over AVX-512 window masks.
-///
-/// # Safety
-/// The CPU must support AVX-512F, AVX-512BW, AVX-512VBMI2, AVX2, BMI1, BMI2, POPCNT and
-/// PCLMULQDQ.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,avx2,bmi1,bmi2,popcnt,pclmulqdq")]
-unsafe fn index_avx512(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileIndex> {
-    index_with::<crate::window512::Avx512Window>(path, data, options)
 }
 
 /// Scans one row value of `data` (a prefix of `full`) from `start` into `cols`; returns the
@@ -745,5 +732,4 @@ impl Iterator for JsonBatches {
 }
 
 #[cfg(test)]
-#[path = "json_tests.rs"]
 mod tests;

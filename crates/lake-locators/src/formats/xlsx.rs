@@ -17,11 +17,11 @@ use arrow_schema::{DataType, Field};
 use calamine::{Data, DataRef, Reader, Xlsx, XlsxError};
 
 use crate::error::{Error, Result};
-use crate::infer::Columns;
 use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
-use crate::rowread::{batch_size, check_stride, projection_indices};
+use crate::text::infer::Columns;
+use crate::text::rowread::{batch_size, check_stride, projection_indices};
 
 const FORMAT: &str = "xlsx";
 

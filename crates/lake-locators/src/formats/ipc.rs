@@ -20,8 +20,8 @@ use crate::error::{Error, Result};
 use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
-use crate::scan::FileBytes;
 use crate::stats::StatsBuilder;
+use crate::text::scan::FileBytes;
 
 const FILE_FORMAT: &str = "arrow_ipc";
 const STREAM_FORMAT: &str = "arrow_stream";

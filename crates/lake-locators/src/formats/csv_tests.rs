@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::locator::StatsColumns;
+use crate::simd::NoWindow;
 
 /// Byte soup: the window path and the portable path agree (and neither panics).
 #[test]
@@ -290,20 +291,21 @@ fn streamed_runs_equal_the_portable_path() {
     }
 }
 
-/// The index by the window paths `index_bytes` does not take on this CPU: byte-wise masks
-/// with the portable `pdep`, and AVX2 masks (the loop of CPUs without AVX-512).
+/// The index by every window path of this CPU (byte-wise masks with the portable `pdep`, and
+/// each vector loop the CPU has, whichever `index_bytes` takes), to compare with the portable
+/// path.
 fn other_paths(
     path: &Path,
     data: &[u8],
     options: &IndexOptions,
 ) -> Vec<Result<(Header, FileIndex)>> {
-    let mut out = vec![index_with::<crate::window::BytewiseWindow>(
-        path, data, options,
-    )];
-    #[cfg(target_arch = "x86_64")]
-    if crate::window::avx2_available() {
-        // SAFETY: the CPU has AVX2, BMI1, BMI2, POPCNT and PCLMULQDQ, checked just above.
-        out.push(unsafe { index_avx2::<crate::window::Avx2Window>(path, data, options) });
-    }
-    out
+    let kernel = Indexer {
+        path,
+        data,
+        options,
+    };
+    crate::simd::every_window(kernel)
+        .into_iter()
+        .map(|(_, index)| index)
+        .collect()
 }

@@ -4,6 +4,8 @@
 //! Reads select the touched row groups and a `RowSelection` inside them, with the page index
 //! loaded in optional mode so that pages outside the range are skipped.
 
+pub mod trace;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -19,12 +21,12 @@ use parquet::file::statistics::Statistics;
 
 use crate::columnar::{self, Projection};
 use crate::error::{Error, Result};
+use crate::formats::parquet::trace::{ReadLog, TraceReader};
 use crate::locator::{
     BatchIter, Block, ColumnChunk, ColumnStats, FileIndex, IndexOptions, Locator, PageLocation,
     ReadRequest, Stats, StatsColumns,
 };
 use crate::stats::StatsBuilder;
-use crate::trace::{ReadLog, TraceReader};
 
 const FORMAT: &str = "parquet";
 
@@ -78,7 +80,7 @@ fn load_metadata<R: ChunkReader>(path: &Path, reader: &R) -> Result<ArrowReaderM
 
 impl ParquetLocator {
     /// [`Locator::index`] over any Parquet `ChunkReader` (for example a
-    /// [`crate::trace::TraceReader`]); `path` only names the file in errors.
+    /// [`crate::formats::parquet::trace::TraceReader`]); `path` only names the file in errors.
     pub fn index_reader<R: ChunkReader + 'static>(
         &self,
         path: &Path,

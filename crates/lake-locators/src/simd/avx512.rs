@@ -1,22 +1,14 @@
-//! AVX-512 byte-class masks (see [`crate::window`]): one 64-byte compare straight into a mask
+//! AVX-512 byte-class masks (see [`super`]): one 64-byte compare straight into a mask
 //! register per class, instead of two 32-byte compares and two mask moves. Used for the
 //! indexing loops on CPUs with AVX-512BW and VBMI2, where the masks are a large part of the
 //! work per block of a run of records or lines.
 
-use crate::window::{CSV, JSON, Window, csv_class, json_class};
+use super::avx2::clmul_prefix_xor;
+use super::{CSV, JSON, Window, csv_class, json_class};
 
 /// AVX-512BW masks, with every class. Only used from functions compiled with
-/// `#[target_feature(enable = "avx512f,avx512bw,...")]` after [`avx512_available`].
+/// `#[target_feature(enable = "avx512f,avx512bw,...")]` after [`super::avx512_available`].
 pub(crate) struct Avx512Window;
-
-/// True when the CPU runs the AVX-512 loops: AVX-512F, BW and VBMI2 (byte expansion),
-/// besides what [`crate::window::avx2_available`] requires.
-pub(crate) fn avx512_available() -> bool {
-    crate::window::avx2_available()
-        && std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
-        && std::arch::is_x86_feature_detected!("avx512vbmi2")
-}
 
 /// How far ahead of the block being classified its bytes are prefetched (as the AVX2 loads).
 const PREFETCH_AHEAD: usize = 4096;
@@ -144,7 +136,7 @@ impl Window<JSON> for Avx512Window {
 
     #[inline(always)]
     fn inside(quotes: u64) -> u64 {
-        crate::window::clmul_prefix_xor(quotes)
+        clmul_prefix_xor(quotes)
     }
 
     #[inline(always)]
@@ -188,7 +180,8 @@ impl Window<JSON> for Avx512Window {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::window::bytewise;
+    use crate::simd::portable::flatten_portable;
+    use crate::simd::{NoWindow, avx512_available, bytewise};
 
     #[test]
     fn vector_masks_equal_bytewise_masks() {
@@ -219,7 +212,7 @@ mod tests {
         for bits in cases {
             let q = rng.below(1 << 40);
             let mut want = [usize::MAX; 64];
-            let n = crate::window::flatten_portable(&mut want, q, bits);
+            let n = flatten_portable(&mut want, q, bits);
             let expected: Vec<usize> = (0..64)
                 .filter(|k| bits >> k & 1 == 1)
                 .map(|k| q + k)
@@ -239,10 +232,10 @@ mod tests {
         let stream = [b'a'; 72];
         // Every `a` lane of the block kept: equal; a `b` lane too: not.
         let a_lanes = 0x5555_5555_5555_5555u64;
-        assert!(<crate::window::NoWindow as Window<JSON>>::expand_equals(
+        assert!(<NoWindow as Window<JSON>>::expand_equals(
             &block, &stream, a_lanes
         ));
-        assert!(!<crate::window::NoWindow as Window<JSON>>::expand_equals(
+        assert!(!<NoWindow as Window<JSON>>::expand_equals(
             &block, &stream, 0b11
         ));
         if !avx512_available() {
@@ -268,8 +261,7 @@ mod tests {
             if x & 1 == 1 && n > 0 {
                 stream[(x >> 8) as usize % n] = b'w';
             }
-            let portable =
-                <crate::window::NoWindow as Window<JSON>>::expand_equals(&block, &stream, keep);
+            let portable = <NoWindow as Window<JSON>>::expand_equals(&block, &stream, keep);
             let vector = <Avx512Window as Window<JSON>>::expand_equals(&block, &stream, keep);
             assert_eq!(vector, portable);
             assert_eq!(portable, x & 1 == 0 || n == 0);

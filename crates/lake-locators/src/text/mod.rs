@@ -1,0 +1,11 @@
+//! The text layer: the scanning and inference core shared by the row formats. File bytes and
+//! line scanning ([`scan`]), number classification and keys ([`numbers`]), column type
+//! inference and statistics ([`infer`]), runs of records of one shape read from window masks
+//! ([`rowshape`]) and the checkpoint reads ([`rowread`]). It uses the masks of [`crate::simd`]
+//! and knows no format beyond the text grammar it scans.
+
+pub(crate) mod infer;
+pub(crate) mod numbers;
+pub(crate) mod rowread;
+pub(crate) mod rowshape;
+pub(crate) mod scan;
