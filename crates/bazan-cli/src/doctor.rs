@@ -9,8 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
-use lake_doctor::{DoctorOptions, DoctorReport, Progress, ProgressFn, Verdict, diagnose};
-use lake_map::{Fingerprint, load_map};
+use bazan::{DoctorOptions, DoctorReport, Fingerprint, Progress, ProgressFn, Verdict};
 
 use crate::Outcome;
 
@@ -43,13 +42,8 @@ fn progress_bar(fingerprint: Fingerprint) -> Option<indicatif::ProgressBar> {
 
 /// `bazan doctor …`.
 pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<Outcome> {
-    let map = load_map(&args.lake).with_context(|| {
-        format!(
-            "cannot load the map of {} (build it with `bazan map create`)",
-            args.lake.display()
-        )
-    })?;
-    let fingerprint = map.config().fingerprint;
+    let lake = crate::map::load(&args.lake)?;
+    let fingerprint = lake.config().fingerprint;
     let bar = progress_bar(fingerprint);
     let progress: Option<ProgressFn> = bar.clone().map(|bar| {
         Arc::new(move |p: Progress| match fingerprint {
@@ -65,10 +59,10 @@ pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<Outcome> {
         }) as ProgressFn
     });
     let options = DoctorOptions {
-        registry: crate::map::handlers(),
         progress,
+        threads: None,
     };
-    let report = diagnose(&map, &options);
+    let report = lake.doctor(&options);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -146,7 +140,7 @@ fn human(report: &DoctorReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lake_doctor::{ErrorKind, PathError};
+    use bazan::engine::lake_doctor::{ErrorKind, PathError};
 
     #[test]
     fn human_summary_lists_every_path() {

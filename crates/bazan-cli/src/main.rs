@@ -2,7 +2,9 @@
 //!
 //! Human output by default, `--json` for machines (a stable contract). Exit codes: 0 success,
 //! 1 the command found a problem it reports (drift, an invalid file), 2 usage or input error.
-//! Errors are printed to stderr as one `error: …` line.
+//! Errors are printed to stderr as one `error: …` line. The binary holds argument parsing and
+//! output only: everything else is the `bazan` library crate (the facade).
+#![forbid(unsafe_code)]
 
 use std::process::ExitCode;
 
@@ -13,7 +15,6 @@ mod map;
 mod output;
 mod read;
 mod tsfile;
-mod tsfile_handler;
 mod tsfile_import;
 
 /// Bazan: read Apache TsFile, and map, slice and check data lakes.
@@ -66,6 +67,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
 }
 
 fn main() -> ExitCode {
+    // A format library that panics on a malformed file yields an `error: …` line only.
+    bazan::quiet_guarded_panics();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

@@ -7,14 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use lake_map::config::parse_stats_option;
-use lake_map::{
-    CreateOptions, CreateReport, Fingerprint, HandlerRegistry, LakeMap, MapConfig, Progress,
-    load_map, show,
-};
+use bazan::lake::{Created, parse_stats_option, stats_columns_to_json};
+use bazan::{CreateOptions, Fingerprint, Lake, Progress, ProgressFn};
 
 use crate::Outcome;
 use crate::output::{Format, RowWriter, display_width};
+use crate::read::quiet_broken_pipe;
 
 /// Arguments of `bazan map`.
 #[derive(Debug, clap::Args)]
@@ -37,7 +35,7 @@ struct CreateArgs {
     /// The lake root.
     lake: PathBuf,
     /// Rows per checkpoint of row formats (> 0).
-    #[arg(long, default_value_t = lake_map::DEFAULT_STRIDE)]
+    #[arg(long, default_value_t = bazan::lake::DEFAULT_STRIDE)]
     stride: u64,
     /// Fingerprint mode: metadata (size + mtime) or blake3 (also the content digest).
     #[arg(long, default_value = "metadata")]
@@ -48,6 +46,9 @@ struct CreateArgs {
     /// Leave unreadable files out of the map and list them at the end (exit 1).
     #[arg(long)]
     skip_errors: bool,
+    /// Worker threads (default: every core).
+    #[arg(long)]
+    threads: Option<usize>,
     /// Print the map as `map show --json` does.
     #[arg(long)]
     json: bool,
@@ -94,15 +95,9 @@ pub(crate) struct SliceArgs {
     format: Format,
 }
 
-/// The handlers of the `bazan` binary: the built-in locators plus its dynamic handlers.
-pub(crate) fn handlers() -> HandlerRegistry {
-    let mut registry = HandlerRegistry::builtin();
-    registry.register(Arc::new(crate::tsfile_handler::TsFileLocator));
-    registry
-}
-
-fn load(lake: &Path) -> anyhow::Result<LakeMap> {
-    load_map(lake).with_context(|| {
+/// Loads the map of a lake, with a hint to build it.
+pub(crate) fn load(lake: &Path) -> anyhow::Result<Lake> {
+    bazan::load_map(lake).with_context(|| {
         format!(
             "cannot load the map of {} (build it with `bazan map create`)",
             lake.display()
@@ -115,11 +110,11 @@ pub(crate) fn run_map(args: MapArgs) -> anyhow::Result<Outcome> {
     match args.command {
         MapCommand::Create(a) => create(a),
         MapCommand::Show(a) => {
-            let map = load(&a.lake)?;
+            let lake = load(&a.lake)?;
             if a.json {
-                print_json(&show::map_json(&map)?)?;
+                print_json(&lake.to_json()?)?;
             } else {
-                print_show(&map)?;
+                print_show(&lake)?;
             }
             Ok(Outcome::Ok)
         }
@@ -149,33 +144,30 @@ fn progress_bar(enabled: bool) -> Option<indicatif::ProgressBar> {
 }
 
 fn create(a: CreateArgs) -> anyhow::Result<Outcome> {
-    let config = MapConfig {
-        checkpoint_stride_rows: a.stride,
-        fingerprint: a.fingerprint.parse::<Fingerprint>()?,
-        stats_columns: parse_stats_option(&a.stats),
-    };
     let bar = progress_bar(true);
-    let progress: Option<lake_map::ProgressFn> = bar.clone().map(|bar| {
+    let progress: Option<ProgressFn> = bar.clone().map(|bar| {
         Arc::new(move |p: Progress| {
             bar.set_length(p.total_bytes);
             bar.set_position(p.done_bytes);
             bar.set_message(format!("{}/{} files", p.done_files, p.total_files));
-        }) as lake_map::ProgressFn
+        }) as ProgressFn
     });
     let options = CreateOptions {
-        config,
-        registry: handlers(),
+        stride: a.stride,
+        fingerprint: a.fingerprint.parse::<Fingerprint>()?,
+        stats: parse_stats_option(&a.stats),
         skip_errors: a.skip_errors,
+        threads: a.threads,
         progress,
-        dry_run: false,
+        cancel: None,
     };
-    let report = lake_map::create_map_with(&a.lake, &options);
+    let report = bazan::create_map(&a.lake, &options);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
     let report = report?;
     if a.json {
-        print_json(&show::map_json(&report.map)?)?;
+        print_json(&report.lake.to_json()?)?;
     } else {
         print_summary(&report)?;
     }
@@ -226,8 +218,8 @@ fn table(header: &[&str], rows: &[Vec<String>], numeric: &[bool]) -> String {
     out
 }
 
-fn print_summary(report: &CreateReport) -> anyhow::Result<()> {
-    let map = &report.map;
+fn print_summary(report: &Created) -> anyhow::Result<()> {
+    let map = report.lake.map();
     let mut per_format: BTreeMap<&str, (u64, u64, u64)> = BTreeMap::new();
     for e in map.entries() {
         let t = per_format.entry(e.format).or_default();
@@ -249,7 +241,7 @@ fn print_summary(report: &CreateReport) -> anyhow::Result<()> {
     writeln!(
         out,
         "map written to {} in {:.3} s",
-        lake_map::resolve_map_path(map.root()).display(),
+        report.lake.map_path().display(),
         report.elapsed.as_secs_f64()
     )?;
     write!(
@@ -264,7 +256,8 @@ fn print_summary(report: &CreateReport) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_show(map: &LakeMap) -> anyhow::Result<()> {
+fn print_show(lake: &Lake) -> anyhow::Result<()> {
+    let map = lake.map();
     let c = map.config();
     let mut out = io::stdout().lock();
     writeln!(
@@ -273,7 +266,7 @@ fn print_show(map: &LakeMap) -> anyhow::Result<()> {
         map.map_schema(),
         c.checkpoint_stride_rows,
         c.fingerprint,
-        lake_map::config::stats_columns_to_json(&c.stats_columns)
+        stats_columns_to_json(&c.stats_columns)
     )?;
     writeln!(
         out,
@@ -310,12 +303,12 @@ fn print_show(map: &LakeMap) -> anyhow::Result<()> {
 
 /// `bazan locate`.
 pub(crate) fn run_locate(a: LocateArgs) -> anyhow::Result<Outcome> {
-    let map = load(&a.lake)?;
-    let l = map.locate_row(a.row)?;
+    let lake = load(&a.lake)?;
     if a.json {
-        print_json(&show::location_json(&l))?;
+        print_json(&lake.locate_json(a.row)?)?;
         return Ok(Outcome::Ok);
     }
+    let l = lake.locate_row(a.row)?;
     let block = match &l.block {
         Some(b) => format!(
             "{} (rows {}..{}, first byte {})",
@@ -328,8 +321,8 @@ pub(crate) fn run_locate(a: LocateArgs) -> anyhow::Result<Outcome> {
     };
     let rows = vec![
         vec!["global_row".to_string(), l.global_row.to_string()],
-        vec!["path".to_string(), l.entry().path.to_string()],
-        vec!["format".to_string(), l.entry().format.to_string()],
+        vec!["path".to_string(), l.path.clone()],
+        vec!["format".to_string(), l.format.clone()],
         vec!["local_row".to_string(), l.local_row.to_string()],
         vec!["block".to_string(), block],
     ];
@@ -342,21 +335,25 @@ pub(crate) fn run_locate(a: LocateArgs) -> anyhow::Result<Outcome> {
 
 /// `bazan slice`.
 pub(crate) fn run_slice(a: SliceArgs) -> anyhow::Result<Outcome> {
-    let map = load(&a.lake)?;
-    let registry = handlers();
+    let lake = load(&a.lake)?;
     let stdout = io::stdout().lock();
     let mut writer = RowWriter::new(a.format, io::BufWriter::new(stdout));
     let mut failure = None;
-    'segments: for segment in map.plan_slice(a.start, a.len) {
+    'segments: for segment in lake.plan_slice(a.start, a.len) {
         // Rows of a file are written only once all of them were read, so that a file that
         // fails half-way prints nothing.
-        let batches = map
-            .read_segment(&segment, a.columns.as_deref(), &registry)
-            .and_then(|it| it.collect::<Result<Vec<_>, _>>().map_err(Into::into));
+        let batches = lake
+            .read_segment(&segment, a.columns.as_deref())
+            .and_then(|it| {
+                it.collect::<Result<Vec<_>, _>>()
+                    .map_err(bazan::Error::from)
+            });
         match batches {
             Ok(batches) => {
                 for b in &batches {
-                    writer.write_batch(b)?;
+                    if let Err(e) = writer.write_batch(b) {
+                        return quiet_broken_pipe(e);
+                    }
                 }
             }
             Err(err) => {
@@ -365,7 +362,10 @@ pub(crate) fn run_slice(a: SliceArgs) -> anyhow::Result<Outcome> {
             }
         }
     }
-    writer.finish()?;
+    match writer.finish().and_then(|mut out| out.flush()) {
+        Ok(()) => {}
+        Err(e) => return quiet_broken_pipe(e),
+    }
     match failure {
         Some(err) => Err(err.into()),
         None => Ok(Outcome::Ok),

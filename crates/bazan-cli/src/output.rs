@@ -1,12 +1,12 @@
 //! Row output shared by the commands that print rows (`read`, `slice`, `tsfile query`):
 //! an aligned human table, newline-delimited JSON in the contract's value representation
-//! (`lake_locators::rows`), or CSV.
+//! (`bazan::rows`), or CSV.
 
 use std::io::{self, Write};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use lake_locators::rows;
+use bazan::rows;
 
 /// How rows are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]

@@ -2,12 +2,10 @@
 //! file's extension or, for a file without a known extension, by its magic bytes.
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 
-use anyhow::{Context, bail};
-use lake_locators::sniff::{self, Sniffed};
-use lake_locators::{Locator, ReadRequest, registry};
+use anyhow::Context;
+use bazan::ReadOptions;
 
 use crate::Outcome;
 use crate::output::{Format, RowWriter};
@@ -31,53 +29,18 @@ pub(crate) struct ReadArgs {
     pub(crate) format: Format,
 }
 
-/// The locator for `path`: by extension, else by magic bytes.
-pub(crate) fn locator_for(path: &Path) -> anyhow::Result<Arc<dyn Locator>> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    if let Some(locator) = ext.as_deref().and_then(registry::for_extension) {
-        return Ok(locator);
-    }
-    match sniff::sniff_path(path).map_err(locator_error)? {
-        Some(Sniffed::TsFile) => bail!(
-            "{}: this is a TsFile; use `bazan tsfile query` to read it",
-            path.display()
-        ),
-        Some(found) => registry::for_extension(found.extension()).with_context(|| {
-            format!(
-                "{}: looks like {found:?}, but no locator for it is built in",
-                path.display()
-            )
-        }),
-        None => bail!(
-            "{}: unknown format: the extension is not a data format and no magic bytes match",
-            path.display()
-        ),
-    }
-}
-
 /// Runs `bazan read`.
 pub(crate) fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
-    // A format library that panics on a malformed file yields an `error: …` line only.
-    lake_locators::columnar::quiet_guarded_panics();
-    let locator = locator_for(&args.file)?;
-    let end = args
-        .len
-        .map_or(u64::MAX, |len| args.start.saturating_add(len));
-    let request = ReadRequest {
-        rows: args.start..end,
-        blocks: None,
-        schema: None,
-        projection: args.columns.as_deref(),
-        batch_size: 0,
+    let options = ReadOptions {
+        start: args.start,
+        len: args.len,
+        columns: args.columns,
     };
-    let batches = locator.read(&args.file, &request).map_err(locator_error)?;
+    let batches = bazan::read_file(&args.file, &options)?;
     let stdout = io::stdout().lock();
     let mut writer = RowWriter::new(args.format, io::BufWriter::new(stdout));
     for batch in batches {
-        let batch = batch.map_err(locator_error)?;
+        let batch = batch.map_err(bazan::Error::from)?;
         if let Err(e) = writer.write_batch(&batch) {
             return quiet_broken_pipe(e);
         }
@@ -91,21 +54,8 @@ pub(crate) fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
     }
 }
 
-/// A locator error as one line: its text already names the file and includes the cause, so
-/// the cause chain is not printed a second time, and a library's multi-line message (a
-/// flatbuffer verifier's trace, say) is joined with `; `.
-pub(crate) fn locator_error(e: lake_locators::Error) -> anyhow::Error {
-    let text = e.to_string();
-    let parts: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    anyhow::anyhow!("{}", parts.join("; "))
-}
-
 /// A closed pipe (`bazan read … | head`) is not an error; anything else is.
-fn quiet_broken_pipe(e: io::Error) -> anyhow::Result<Outcome> {
+pub(crate) fn quiet_broken_pipe(e: io::Error) -> anyhow::Result<Outcome> {
     if e.kind() == io::ErrorKind::BrokenPipe {
         Ok(Outcome::Ok)
     } else {

@@ -5,15 +5,13 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
-use serde_json::{Value, json};
-use tsfile_index::check::{Problem, check_path};
-use tsfile_index::dump::{dump, hex};
-use tsfile_index::query::{TableQuery, TreeQuery};
-use tsfile_index::{TimeRange, TsFileReader};
+use anyhow::Context;
+use bazan::tsfile::{self as ts, Query};
+use serde_json::Value;
 
 use crate::Outcome;
 use crate::output::{Format, RowWriter};
+use crate::read::quiet_broken_pipe;
 
 /// Arguments of `bazan tsfile`.
 #[derive(Debug, clap::Args)]
@@ -101,19 +99,13 @@ pub(crate) fn run(args: TsfileArgs) -> anyhow::Result<Outcome> {
     match args.command {
         TsfileCommand::Info { file, json } => info(&file, json),
         TsfileCommand::Dump { file, .. } => {
-            let reader = open(&file)?;
-            let value = dump(&reader).with_context(|| file.display().to_string())?;
-            print_json(&value)?;
+            print_json(&ts::dump(&file)?)?;
             Ok(Outcome::Ok)
         }
         TsfileCommand::Query(q) => query(&q),
         TsfileCommand::Check { file, json } => check(&file, json),
         TsfileCommand::Import(args) => crate::tsfile_import::run(args),
     }
-}
-
-fn open(file: &Path) -> anyhow::Result<TsFileReader> {
-    TsFileReader::open(file).with_context(|| file.display().to_string())
 }
 
 fn print_json(value: &Value) -> anyhow::Result<()> {
@@ -123,73 +115,9 @@ fn print_json(value: &Value) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The facts `info` prints, as JSON.
-fn info_json(reader: &TsFileReader) -> tsfile_index::Result<Value> {
-    let mut devices = 0usize;
-    let mut series = 0usize;
-    let mut range: Option<(i64, i64)> = None;
-    for device in reader.devices()? {
-        let device = device?;
-        devices += 1;
-        for s in reader.timeseries(&device)? {
-            if !s.meta.is_time_column() {
-                series += 1;
-            }
-            let st = &s.meta.statistics;
-            if st.count > 0 {
-                range = Some(match range {
-                    None => (st.start_time, st.end_time),
-                    Some((a, b)) => (a.min(st.start_time), b.max(st.end_time)),
-                });
-            }
-        }
-    }
-    let tables: Vec<Value> = reader
-        .table_schemas()
-        .iter()
-        .map(|t| {
-            let columns: Vec<Value> = t
-                .schema
-                .columns
-                .iter()
-                .map(|c| {
-                    json!({"name": c.schema.name, "data_type": c.schema.data_type.name(),
-                           "category": c.category.name(), "encoding": c.schema.encoding.name(),
-                           "compression": c.schema.compression.name()})
-                })
-                .collect();
-            json!({"name": t.table_name, "columns": columns})
-        })
-        .collect();
-    let mut props = serde_json::Map::new();
-    for p in reader.properties() {
-        props.insert(
-            p.key.clone(),
-            p.value.as_deref().map_or(Value::Null, |v| json!(hex(v))),
-        );
-    }
-    let bloom = reader.bloom_filter().map_or(Value::Null, |b| {
-        json!({"size_in_bits": b.size_in_bits, "hash_count": b.hash_count, "bytes": b.bits.len()})
-    });
-    Ok(json!({
-        "format_version": reader.version(),
-        "file_size": reader.file_len(),
-        "model": if reader.is_table_model() { "table" } else { "tree" },
-        "index_tables": reader.table_names(),
-        "tables": tables,
-        "device_count": devices,
-        "series_count": series,
-        "time_range": range.map_or(Value::Null, |(a, b)| json!({"start": a, "end": b})),
-        "properties": props,
-        "bloom_filter": bloom,
-        "metadata": {"offset": reader.metadata_start(), "length": reader.metadata_len(),
-                     "meta_offset": reader.meta_offset()},
-    }))
-}
-
 fn info(file: &Path, as_json: bool) -> anyhow::Result<Outcome> {
-    let reader = open(file)?;
-    let v = info_json(&reader).with_context(|| file.display().to_string())?;
+    let reader = ts::open(file)?;
+    let v = ts::info(file)?;
     if as_json {
         print_json(&v)?;
         return Ok(Outcome::Ok);
@@ -239,7 +167,7 @@ fn info(file: &Path, as_json: bool) -> anyhow::Result<Outcome> {
             None => "null".to_string(),
             Some(v) => match std::str::from_utf8(v) {
                 Ok(s) if !s.chars().any(char::is_control) => format!("{s:?}"),
-                _ => format!("0x{}", hex(v)),
+                _ => format!("0x{}", ts::hex(v)),
             },
         };
         writeln!(out, "  {} = {value}", p.key)?;
@@ -248,101 +176,60 @@ fn info(file: &Path, as_json: bool) -> anyhow::Result<Outcome> {
 }
 
 fn query(q: &QueryArgs) -> anyhow::Result<Outcome> {
-    let reader = open(&q.file)?;
-    let ctx = || q.file.display().to_string();
-    let range = TimeRange::new(q.start_time, q.end_time);
-    let mut batches = Vec::new();
-    let schema;
-    if let Some(table) = &q.table {
-        if !reader.is_table_model() {
-            bail!(
-                "{}: a tree-model file has no tables; use --device PATH",
-                q.file.display()
-            );
-        }
-        let mut tags = Vec::new();
-        for t in &q.tags {
-            let (k, v) = t
-                .split_once('=')
-                .with_context(|| format!("--tag {t:?}: expected K=V"))?;
-            tags.push((k.to_string(), Some(v.to_string())));
-        }
-        let query = TableQuery {
-            columns: q.columns.clone(),
-            time_range: range,
-            tags,
-            batch_size: 0,
-        };
-        let it = reader.query_table(table, &query).with_context(ctx)?;
-        schema = it.schema();
-        for b in it {
-            batches.push(b.with_context(ctx)?);
-        }
-    } else {
-        let path = q.device.as_deref().unwrap_or_default();
-        if !q.tags.is_empty() {
-            bail!("--tag filters apply to --table queries only");
-        }
-        let device = reader
-            .device_by_path(path)
-            .with_context(ctx)?
-            .with_context(|| format!("{}: device {path:?} not found", q.file.display()))?;
-        if let Some(cols) = &q.columns {
-            let names: Vec<String> = reader
-                .timeseries(&device)
-                .with_context(ctx)?
-                .iter()
-                .map(|s| s.name().to_string())
-                .collect();
-            if let Some(missing) = cols.iter().find(|c| *c != "time" && !names.contains(c)) {
-                bail!(
-                    "{}: device {path:?} has no measurement {missing:?}",
-                    q.file.display()
-                );
-            }
-        }
-        let query = TreeQuery {
-            columns: q.columns.clone(),
-            time_range: range,
-            batch_size: 0,
-        };
-        let batch = reader.read_device(&device, &query).with_context(ctx)?;
-        schema = batch.schema();
-        batches.push(batch);
+    let mut tags = Vec::new();
+    for t in &q.tags {
+        let (k, v) = t
+            .split_once('=')
+            .with_context(|| format!("--tag {t:?}: expected K=V"))?;
+        tags.push((k.to_string(), v.to_string()));
     }
+    let query = Query {
+        table: q.table.clone(),
+        device: q.device.clone(),
+        columns: q.columns.clone(),
+        start_time: q.start_time,
+        end_time: q.end_time,
+        tags,
+    };
+    let (schema, batches) = ts::query(&q.file, &query)?;
     let stdout = io::stdout().lock();
     let format = match q.format {
         QueryFormat::Arrow => {
-            let mut w = arrow_ipc::writer::StreamWriter::try_new(stdout, &schema)?;
-            for b in &batches {
-                w.write(b)?;
-            }
-            w.finish()?;
-            return Ok(Outcome::Ok);
+            let written = (|| -> Result<(), bazan::ArrowError> {
+                let mut w = bazan::ipc::StreamWriter::try_new(io::BufWriter::new(stdout), &schema)?;
+                for b in &batches {
+                    w.write(b)?;
+                }
+                w.finish()?;
+                w.into_inner()?.flush()?;
+                Ok(())
+            })();
+            return match written {
+                Ok(()) => Ok(Outcome::Ok),
+                Err(bazan::ArrowError::IoError(_, e)) => quiet_broken_pipe(e),
+                Err(e) => Err(e.into()),
+            };
         }
         QueryFormat::Table => Format::Table,
         QueryFormat::Ndjson => Format::Ndjson,
         QueryFormat::Csv => Format::Csv,
     };
-    let mut w = RowWriter::new(format, stdout);
+    let mut w = RowWriter::new(format, io::BufWriter::new(stdout));
     for b in &batches {
-        w.write_batch(b)?;
+        if let Err(e) = w.write_batch(b) {
+            return quiet_broken_pipe(e);
+        }
     }
-    drop(w.finish()?);
-    Ok(Outcome::Ok)
-}
-
-fn problem_json(p: &Problem) -> Value {
-    json!({"structure": p.structure, "offset": p.offset, "message": p.message})
+    match w.finish().and_then(|mut out| out.flush()) {
+        Ok(()) => Ok(Outcome::Ok),
+        Err(e) => quiet_broken_pipe(e),
+    }
 }
 
 fn check(file: &Path, as_json: bool) -> anyhow::Result<Outcome> {
-    let problems = check_path(file).with_context(|| file.display().to_string())?;
+    let problems = ts::check(file)?;
     if as_json {
-        let list: Vec<Value> = problems.iter().map(problem_json).collect();
-        print_json(
-            &json!({"file": file.display().to_string(), "valid": problems.is_empty(), "problems": list}),
-        )?;
+        print_json(&ts::check_json(file, &problems))?;
     } else {
         let mut out = io::stdout().lock();
         if problems.is_empty() {

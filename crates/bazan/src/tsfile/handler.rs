@@ -1,4 +1,4 @@
-//! The `.tsfile` dynamic handler of the `bazan` binary: a [`Locator`] over `tsfile-index`,
+//! The `.tsfile` lake handler: a [`Locator`] over `tsfile-index`,
 //! registered at run time so that a lake's TsFiles are mapped and sliced like any other file
 //! while `lake-map` itself stays free of any TsFile dependency.
 //!
@@ -19,7 +19,7 @@ use tsfile_index::{DeviceEntry, TableQuery, TreeQuery, TsFileReader};
 
 /// The `.tsfile` handler.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct TsFileLocator;
+pub struct TsFileLocator;
 
 enum Part {
     Table(String),

@@ -1,0 +1,322 @@
+//! The lake: create, load and check a Lake Map, and the [`Lake`] handle that locates and reads
+//! global rows (see `docs/lake-map.md` for the map file and its rules).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use arrow_array::RecordBatch;
+pub use lake_doctor::{DoctorReport, Verdict};
+use lake_locators::Block;
+use lake_locators::Stats;
+pub use lake_map::config::{parse_stats_option, stats_columns_to_json};
+pub use lake_map::{
+    DEFAULT_STRIDE, FileFailure, FileSlice, Fingerprint, LakeMap, MapConfig, Progress, ProgressFn,
+    Segment, StatsColumns,
+};
+
+use crate::cancel::CancelToken;
+use crate::error::{Error, Result};
+use crate::handlers::handlers;
+
+/// How to build a map. `Default` is the map's defaults: stride 65,536, fingerprint by size
+/// and mtime, statistics of every supported column, all cores.
+#[derive(Clone)]
+pub struct CreateOptions {
+    /// Rows per checkpoint of the row formats (> 0).
+    pub stride: u64,
+    /// How files are fingerprinted.
+    pub fingerprint: Fingerprint,
+    /// Which columns get min/max statistics.
+    pub stats: StatsColumns,
+    /// Leave unreadable files out of the map (listed in [`Created::failures`]) instead of
+    /// failing the whole build.
+    pub skip_errors: bool,
+    /// Worker threads (`None`: every core).
+    pub threads: Option<usize>,
+    /// Called after each indexed file (from worker threads).
+    pub progress: Option<ProgressFn>,
+    /// Stops the build from another thread; nothing is written then.
+    pub cancel: Option<CancelToken>,
+}
+
+impl Default for CreateOptions {
+    fn default() -> Self {
+        CreateOptions {
+            stride: DEFAULT_STRIDE,
+            fingerprint: Fingerprint::Metadata,
+            stats: StatsColumns::All,
+            skip_errors: false,
+            threads: None,
+            progress: None,
+            cancel: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for CreateOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CreateOptions")
+            .field("stride", &self.stride)
+            .field("fingerprint", &self.fingerprint)
+            .field("stats", &self.stats)
+            .field("skip_errors", &self.skip_errors)
+            .field("threads", &self.threads)
+            .field("progress", &self.progress.is_some())
+            .field("cancel", &self.cancel)
+            .finish()
+    }
+}
+
+impl CreateOptions {
+    /// The configuration stored in the map.
+    pub fn config(&self) -> MapConfig {
+        MapConfig {
+            checkpoint_stride_rows: self.stride,
+            fingerprint: self.fingerprint,
+            stats_columns: self.stats.clone(),
+        }
+    }
+}
+
+/// A map just built.
+#[derive(Debug)]
+pub struct Created {
+    /// The lake, ready to read (the map is already on disk).
+    pub lake: Lake,
+    /// Files left out with `skip_errors`, each with its error.
+    pub failures: Vec<FileFailure>,
+    /// Wall time of the build.
+    pub elapsed: Duration,
+}
+
+/// Runs `f` on a pool of `threads` workers, or on the global pool when `None`.
+pub(crate) fn with_threads<T: Send>(
+    threads: Option<usize>,
+    f: impl FnOnce() -> Result<T> + Send,
+) -> Result<T> {
+    match threads {
+        None => f(),
+        Some(0) => Err(Error::invalid("threads must be at least 1")),
+        Some(n) => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map_err(|e| Error::new(crate::ErrorKind::Other, format!("thread pool: {e}")))?;
+            pool.install(f)
+        }
+    }
+}
+
+/// Builds the map of the lake at `root` with every handler of this process (built-in,
+/// `.tsfile`, registered) and writes `root/.br_map.bazan` atomically.
+pub fn create_map(root: &Path, options: &CreateOptions) -> Result<Created> {
+    let engine = lake_map::CreateOptions {
+        config: options.config(),
+        registry: handlers(),
+        skip_errors: options.skip_errors,
+        progress: options.progress.clone(),
+        dry_run: false,
+        cancel: options.cancel.as_ref().map(CancelToken::flag),
+    };
+    let report = with_threads(options.threads, || {
+        lake_map::create_map_with(root, &engine).map_err(Error::from)
+    })?;
+    Ok(Created {
+        lake: Lake::new(report.map),
+        failures: report.failures,
+        elapsed: report.elapsed,
+    })
+}
+
+/// Loads the map of the lake at `root` (memory-mapped; the map's size, not the lake's, sets
+/// the cost).
+pub fn load_map(root: &Path) -> Result<Lake> {
+    Ok(Lake::new(lake_map::load_map(root)?))
+}
+
+/// Options of [`Lake::doctor`].
+#[derive(Clone, Default)]
+pub struct DoctorOptions {
+    /// Called as entries are checked.
+    pub progress: Option<ProgressFn>,
+    /// Worker threads for hashing (`None`: every core).
+    pub threads: Option<usize>,
+}
+
+impl std::fmt::Debug for DoctorOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DoctorOptions")
+            .field("progress", &self.progress.is_some())
+            .field("threads", &self.threads)
+            .finish()
+    }
+}
+
+/// Where a global row lives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowLocation {
+    /// The global row asked for.
+    pub global_row: u64,
+    /// The entry's index in map order.
+    pub index: usize,
+    /// The file's path relative to the lake root.
+    pub path: String,
+    /// The file's handler name.
+    pub format: String,
+    /// The row within the file.
+    pub local_row: u64,
+    /// The block (row group, stripe, batch, checkpoint) holding it, when the map stores blocks.
+    pub block: Option<Block>,
+}
+
+/// A loaded Lake Map: locate, read and check global rows of the lake.
+pub struct Lake {
+    pub(crate) map: LakeMap,
+    pub(crate) unified: OnceLock<Result<crate::unified::Unified, String>>,
+}
+
+impl std::fmt::Debug for Lake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lake").field("map", &self.map).finish()
+    }
+}
+
+impl Lake {
+    /// Wraps a map.
+    pub fn new(map: LakeMap) -> Self {
+        Lake {
+            map,
+            unified: OnceLock::new(),
+        }
+    }
+
+    /// The lake root.
+    pub fn root(&self) -> &Path {
+        self.map.root()
+    }
+
+    /// The path of the map file.
+    pub fn map_path(&self) -> PathBuf {
+        lake_map::resolve_map_path(self.map.root())
+    }
+
+    /// Rows in the lake.
+    pub fn total_rows(&self) -> u64 {
+        self.map.total_rows()
+    }
+
+    /// Files in the map.
+    pub fn total_files(&self) -> usize {
+        self.map.total_files()
+    }
+
+    /// Bytes of the mapped files.
+    pub fn total_bytes(&self) -> u64 {
+        self.map.total_bytes()
+    }
+
+    /// The configuration stored in the map.
+    pub fn config(&self) -> &MapConfig {
+        self.map.config()
+    }
+
+    /// The map itself: entries, blocks, statistics as stored.
+    pub fn map(&self) -> &LakeMap {
+        &self.map
+    }
+
+    /// The map as stored, one row per file (`path`, `format`, `size_bytes`, …).
+    pub fn entries_batch(&self) -> Result<RecordBatch> {
+        Ok(self.map.to_record_batch()?)
+    }
+
+    /// The min/max statistics of entry `i` (Int64, Float64 and Utf8 columns), when the map
+    /// stores statistics.
+    pub fn file_stats(&self, i: usize) -> Result<Option<Stats>> {
+        self.check_index(i)?;
+        Ok(self.map.entry(i).stats()?)
+    }
+
+    /// The blocks of entry `i` as stored (empty for handlers that store none).
+    pub fn blocks(&self, i: usize) -> Result<Arc<Vec<Block>>> {
+        self.check_index(i)?;
+        Ok(self.map.blocks(i)?)
+    }
+
+    pub(crate) fn check_index(&self, i: usize) -> Result<()> {
+        if i >= self.map.total_files() {
+            return Err(Error::new(
+                crate::ErrorKind::OutOfRange,
+                format!(
+                    "file index {i} is past the end of the map ({} files)",
+                    self.map.total_files()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The file, local row and block of global row `g`, from the map alone.
+    pub fn locate_row(&self, g: u64) -> Result<RowLocation> {
+        let l = self.map.locate_row(g)?;
+        let e = l.entry();
+        Ok(RowLocation {
+            global_row: g,
+            index: l.index,
+            path: e.path.to_string(),
+            format: e.format.to_string(),
+            local_row: l.local_row,
+            block: l.block.cloned(),
+        })
+    }
+
+    /// The map's `locate --json` object for global row `g`.
+    pub fn locate_json(&self, g: u64) -> Result<serde_json::Value> {
+        Ok(lake_map::show::location_json(&self.map.locate_row(g)?))
+    }
+
+    /// The whole map as the `map show --json` object.
+    pub fn to_json(&self) -> Result<serde_json::Value> {
+        Ok(lake_map::show::map_json(&self.map)?)
+    }
+
+    /// Global rows `[start, start + len)` (clamped at the end of the lake), file by file, in
+    /// each file's own schema (projected to `columns`). Every touched file is checked against
+    /// its entry first; a changed file is an error naming it.
+    pub fn slice_files(
+        &self,
+        start: u64,
+        len: u64,
+        columns: Option<&[String]>,
+    ) -> Result<Vec<FileSlice>> {
+        Ok(self.map.slice(start, len, columns, &handlers())?)
+    }
+
+    /// The files of a slice, for front ends that read them one by one.
+    pub fn plan_slice(&self, start: u64, len: u64) -> Vec<Segment> {
+        self.map.plan_slice(start, len)
+    }
+
+    /// The rows of one segment of [`Lake::plan_slice`] in the file's own schema, after the
+    /// stale check of the file.
+    pub fn read_segment(
+        &self,
+        segment: &Segment,
+        columns: Option<&[String]>,
+    ) -> Result<lake_locators::BatchIter> {
+        Ok(self.map.read_segment(segment, columns, &handlers())?)
+    }
+
+    /// Compares the map with the disk: healthy, modified, unindexed and missing files, with
+    /// the map's own fingerprint mode and the handlers of this process.
+    pub fn doctor(&self, options: &DoctorOptions) -> Result<DoctorReport> {
+        let engine = lake_doctor::DoctorOptions {
+            registry: handlers(),
+            progress: options.progress.clone(),
+        };
+        with_threads(options.threads, || {
+            lake_doctor::diagnose(&self.map, &engine).map_err(Error::from)
+        })
+    }
+}

@@ -1,0 +1,494 @@
+//! Reading global rows of a lake in its unified schema: [`Lake::scan`] streams a row range,
+//! [`Lake::take`] gathers rows in any order, [`Lake::read_file_rows`] reads part of one
+//! file. Every file is checked against its map entry (size and mtime) before it is read; a
+//! changed file is an error naming it, never silently wrong rows.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::types::Int32Type;
+use arrow_array::{ArrayRef, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{RecordBatchOptions, RecordBatchReader};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use lake_map::{HandlerRegistry, Segment};
+use rayon::prelude::*;
+
+use crate::cancel::CancelToken;
+use crate::error::{Error, ErrorKind, Result};
+use crate::handlers::handlers;
+use crate::lake::Lake;
+use crate::unified::conform_columns;
+
+/// The virtual column of global row numbers (Int64).
+pub const GID_COLUMN: &str = "_gid";
+/// The virtual column of each row's file path (dictionary-encoded Utf8).
+pub const PATH_COLUMN: &str = "_path";
+/// Rows per batch when [`ScanOptions::batch_size`] is 0.
+pub const DEFAULT_BATCH_SIZE: usize = 65_536;
+
+/// What to return from a scan or a take.
+#[derive(Debug, Clone, Default)]
+pub struct ScanOptions {
+    /// Columns, in this order (unified names; `_gid` and `_path` may be named too); `None`
+    /// returns every column.
+    pub columns: Option<Vec<String>>,
+    /// Append `_gid` (the global row number) when not named in `columns`.
+    pub with_gid: bool,
+    /// Append `_path` (the file's relative path) when not named in `columns`.
+    pub with_path: bool,
+    /// Rows per batch at most (0: 65,536).
+    pub batch_size: usize,
+    /// Stops a running scan from another thread.
+    pub cancel: Option<CancelToken>,
+}
+
+/// One output column of a scan.
+#[derive(Debug, Clone)]
+enum Out {
+    /// A unified column.
+    Column(Arc<Field>),
+    Gid,
+    Path,
+}
+
+/// The output plan of a scan: its columns and schema.
+#[derive(Debug, Clone)]
+struct Plan {
+    outs: Vec<Out>,
+    schema: SchemaRef,
+    /// The unified fields among `outs`, in order (what files are conformed to).
+    fields: Vec<Arc<Field>>,
+}
+
+fn gid_field() -> Field {
+    Field::new(GID_COLUMN, DataType::Int64, false)
+}
+
+fn path_field() -> Field {
+    Field::new(
+        PATH_COLUMN,
+        DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+        false,
+    )
+}
+
+impl Lake {
+    fn plan(&self, o: &ScanOptions) -> Result<Plan> {
+        let unified = self.schema()?;
+        let mut outs = Vec::new();
+        match &o.columns {
+            None => outs.extend(unified.fields().iter().cloned().map(Out::Column)),
+            Some(names) => {
+                for name in names {
+                    let out = match name.as_str() {
+                        GID_COLUMN => Out::Gid,
+                        PATH_COLUMN => Out::Path,
+                        _ => match unified.field_with_name(name) {
+                            Ok(f) => Out::Column(Arc::new(f.clone())),
+                            Err(_) => {
+                                let names: Vec<&str> =
+                                    unified.fields().iter().map(|f| f.name().as_str()).collect();
+                                return Err(Error::invalid(format!(
+                                    "no column named {name:?} in the lake {} (columns: {})",
+                                    self.root().display(),
+                                    names.join(", ")
+                                )));
+                            }
+                        },
+                    };
+                    outs.push(out);
+                }
+            }
+        }
+        if o.with_gid && !outs.iter().any(|c| matches!(c, Out::Gid)) {
+            outs.push(Out::Gid);
+        }
+        if o.with_path && !outs.iter().any(|c| matches!(c, Out::Path)) {
+            outs.push(Out::Path);
+        }
+        let fields: Vec<Arc<Field>> = outs
+            .iter()
+            .filter_map(|c| match c {
+                Out::Column(f) => Some(Arc::clone(f)),
+                _ => None,
+            })
+            .collect();
+        let schema = Arc::new(Schema::new(
+            outs.iter()
+                .map(|c| match c {
+                    Out::Column(f) => f.as_ref().clone(),
+                    Out::Gid => gid_field(),
+                    Out::Path => path_field(),
+                })
+                .collect::<Vec<_>>(),
+        ));
+        Ok(Plan {
+            outs,
+            schema,
+            fields,
+        })
+    }
+
+    /// The schema a scan with these options returns.
+    pub fn scan_schema(&self, options: &ScanOptions) -> Result<SchemaRef> {
+        Ok(self.plan(options)?.schema)
+    }
+
+    /// Streams global rows `rows` (clamped at the end of the lake) in the unified schema,
+    /// file by file, at most `batch_size` rows per batch. Memory is bounded by a batch and
+    /// one file block, not by the range.
+    pub fn scan(self: &Arc<Self>, rows: Range<u64>, options: &ScanOptions) -> Result<LakeReader> {
+        let plan = self.plan(options)?;
+        let len = rows.end.saturating_sub(rows.start);
+        let segments: VecDeque<Segment> = if len == 0 {
+            VecDeque::new()
+        } else {
+            self.map.plan_slice(rows.start, len).into_iter().collect()
+        };
+        Ok(LakeReader::new(Arc::clone(self), plan, segments, options))
+    }
+
+    /// Streams local rows `local` of entry `i` (clamped to the file) in the unified schema.
+    pub fn read_file_rows(
+        self: &Arc<Self>,
+        i: usize,
+        local: Range<u64>,
+        options: &ScanOptions,
+    ) -> Result<LakeReader> {
+        self.check_index(i)?;
+        let plan = self.plan(options)?;
+        let rows = self.map.entry(i).row_count;
+        let start = local.start.min(rows);
+        let end = local.end.min(rows);
+        let mut segments = VecDeque::new();
+        if end > start {
+            segments.push_back(Segment {
+                index: i,
+                local_start: start,
+                len: end - start,
+            });
+        }
+        Ok(LakeReader::new(Arc::clone(self), plan, segments, options))
+    }
+
+    /// Global rows `rows`, in the order given (repeats allowed), as one batch in the unified
+    /// schema. Rows are grouped by file block and each block is decoded at most once; the
+    /// groups are read in parallel.
+    pub fn take(self: &Arc<Self>, rows: &[u64], options: &ScanOptions) -> Result<RecordBatch> {
+        let plan = self.plan(options)?;
+        let total = self.total_rows();
+        // (file, block start) -> sorted distinct local rows.
+        let mut groups: BTreeMap<(usize, u64), Vec<u64>> = BTreeMap::new();
+        let mut where_: Vec<(usize, u64)> = Vec::with_capacity(rows.len());
+        for &g in rows {
+            if g >= total {
+                return Err(Error::new(
+                    ErrorKind::OutOfRange,
+                    format!("row {g} is past the end of the lake ({total} rows)"),
+                ));
+            }
+            let l = self.map.locate_row(g)?;
+            let (i, local) = (l.index, l.local_row);
+            let block_start = l.block.map_or(0, |b| b.first_row);
+            groups.entry((i, block_start)).or_default().push(local);
+            where_.push((i, local));
+        }
+        for locals in groups.values_mut() {
+            locals.sort_unstable();
+            locals.dedup();
+        }
+        let groups: Vec<((usize, u64), Vec<u64>)> = groups.into_iter().collect();
+        let registry = handlers();
+        let read: Vec<Result<RecordBatch>> = groups
+            .par_iter()
+            .map(|((i, _), locals)| {
+                CancelToken::check(options.cancel.as_ref())?;
+                self.take_group(&plan, &registry, *i, locals)
+            })
+            .collect();
+        let batches: Vec<RecordBatch> = read.into_iter().collect::<Result<_>>()?;
+        if rows.is_empty() {
+            return Ok(RecordBatch::new_empty(plan.schema));
+        }
+        // Where each requested row sits: (group, row within the group's batch).
+        let mut index: BTreeMap<(usize, u64), (usize, usize)> = BTreeMap::new();
+        for (gi, ((i, _), locals)) in groups.iter().enumerate() {
+            for (k, l) in locals.iter().enumerate() {
+                index.insert((*i, *l), (gi, k));
+            }
+        }
+        let picks: Vec<(usize, usize)> = where_
+            .iter()
+            .map(|key| {
+                index.get(key).copied().ok_or_else(|| {
+                    Error::new(ErrorKind::Other, "take: a row was not read (internal)")
+                })
+            })
+            .collect::<Result<_>>()?;
+        let refs: Vec<&RecordBatch> = batches.iter().collect();
+        Ok(arrow_select::interleave::interleave_record_batch(
+            &refs, &picks,
+        )?)
+    }
+
+    /// The rows `locals` (sorted, distinct) of one block of entry `i`, in that order.
+    fn take_group(
+        self: &Arc<Self>,
+        plan: &Plan,
+        registry: &HandlerRegistry,
+        i: usize,
+        locals: &[u64],
+    ) -> Result<RecordBatch> {
+        let (Some(&lo), Some(&hi)) = (locals.first(), locals.last()) else {
+            return Ok(RecordBatch::new_empty(Arc::clone(&plan.schema)));
+        };
+        let segment = Segment {
+            index: i,
+            local_start: lo,
+            len: hi - lo + 1,
+        };
+        let reader = LakeReader {
+            lake: Arc::clone(self),
+            plan: plan.clone(),
+            registry: registry.clone(),
+            segments: VecDeque::from([segment]),
+            current: None,
+            batch_size: usize::MAX,
+            cancel: None,
+            done: false,
+        };
+        let batches = reader.collect_batches()?;
+        let all = arrow_select::concat::concat_batches(&plan.schema, &batches)?;
+        let picks: Int32Array = locals.iter().map(|l| (l - lo) as i32).collect();
+        let columns = all
+            .columns()
+            .iter()
+            .map(|c| arrow_select::take::take(c.as_ref(), &picks, None))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(RecordBatch::try_new_with_options(
+            Arc::clone(&plan.schema),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(locals.len())),
+        )?)
+    }
+}
+
+/// The file being read by a [`LakeReader`].
+struct Current {
+    segment: Segment,
+    path: String,
+    first_gid: u64,
+    seen: u64,
+    batches: lake_locators::BatchIter,
+    /// Part of a batch larger than the batch size, still to return.
+    rest: Option<RecordBatch>,
+}
+
+/// A stream of record batches of a lake in its unified schema (an Arrow
+/// [`RecordBatchReader`]): returned by [`Lake::scan`] and [`Lake::read_file_rows`].
+pub struct LakeReader {
+    lake: Arc<Lake>,
+    plan: Plan,
+    registry: HandlerRegistry,
+    segments: VecDeque<Segment>,
+    current: Option<Current>,
+    batch_size: usize,
+    cancel: Option<CancelToken>,
+    done: bool,
+}
+
+impl std::fmt::Debug for LakeReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LakeReader")
+            .field("schema", &self.plan.schema)
+            .field("segments_left", &self.segments.len())
+            .finish()
+    }
+}
+
+impl LakeReader {
+    fn new(lake: Arc<Lake>, plan: Plan, segments: VecDeque<Segment>, o: &ScanOptions) -> Self {
+        LakeReader {
+            lake,
+            plan,
+            registry: handlers(),
+            segments,
+            current: None,
+            batch_size: if o.batch_size == 0 {
+                DEFAULT_BATCH_SIZE
+            } else {
+                o.batch_size
+            },
+            cancel: o.cancel.clone(),
+            done: false,
+        }
+    }
+
+    /// The schema of every batch.
+    pub fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.plan.schema)
+    }
+
+    fn open(&self, segment: Segment) -> Result<Current> {
+        let e = self.lake.map.entry(segment.index);
+        let file_schema = self.lake.file_schema(segment.index)?;
+        // The file is asked only for the unified columns it has.
+        let projection: Vec<String> = self
+            .plan
+            .fields
+            .iter()
+            .filter(|f| file_schema.field_with_name(f.name()).is_ok())
+            .map(|f| f.name().clone())
+            .collect();
+        let batches = self
+            .lake
+            .map
+            .read_segment(&segment, Some(&projection), &self.registry)?;
+        Ok(Current {
+            segment,
+            path: e.path.to_string(),
+            first_gid: e.first_global_row + segment.local_start,
+            seen: 0,
+            batches,
+            rest: None,
+        })
+    }
+
+    /// One file batch in the output schema.
+    fn conform(&self, cur: &Current, batch: &RecordBatch, first_gid: u64) -> Result<RecordBatch> {
+        let n = batch.num_rows();
+        let mut unified = conform_columns(batch, &self.plan.fields)?.into_iter();
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.plan.outs.len());
+        for out in &self.plan.outs {
+            columns.push(match out {
+                Out::Column(_) => unified
+                    .next()
+                    .ok_or_else(|| Error::new(ErrorKind::Other, "scan: column count (internal)"))?,
+                Out::Gid => {
+                    let start = first_gid as i64;
+                    Arc::new(Int64Array::from_iter_values(start..start + n as i64))
+                }
+                Out::Path => {
+                    let keys = Int32Array::from(vec![0; n]);
+                    let values = Arc::new(StringArray::from(vec![cur.path.as_str()]));
+                    Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values)?)
+                }
+            });
+        }
+        Ok(RecordBatch::try_new_with_options(
+            Arc::clone(&self.plan.schema),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(n)),
+        )?)
+    }
+
+    fn step(&mut self) -> Result<Option<RecordBatch>> {
+        loop {
+            CancelToken::check(self.cancel.as_ref())?;
+            let Some(mut cur) = self.current.take() else {
+                match self.segments.pop_front() {
+                    None => return Ok(None),
+                    Some(segment) => {
+                        self.current = Some(self.open(segment)?);
+                        continue;
+                    }
+                }
+            };
+            let batch = match cur.rest.take() {
+                Some(b) => b,
+                None => match cur.batches.next() {
+                    Some(b) => b.map_err(Error::from)?,
+                    None => {
+                        if cur.seen != cur.segment.len {
+                            let e = self.lake.map.entry(cur.segment.index);
+                            return Err(Error::new(
+                                ErrorKind::Corrupt,
+                                format!(
+                                    "{}: the {} reader returned {} rows for local rows {}..{}",
+                                    self.lake.root().join(e.path).display(),
+                                    e.format,
+                                    cur.seen,
+                                    cur.segment.local_start,
+                                    cur.segment.local_start + cur.segment.len
+                                ),
+                            ));
+                        }
+                        continue;
+                    }
+                },
+            };
+            let batch = if batch.num_rows() > self.batch_size {
+                cur.rest = Some(batch.slice(self.batch_size, batch.num_rows() - self.batch_size));
+                batch.slice(0, self.batch_size)
+            } else {
+                batch
+            };
+            let first_gid = cur.first_gid + cur.seen;
+            cur.seen += batch.num_rows() as u64;
+            if cur.seen > cur.segment.len {
+                let e = self.lake.map.entry(cur.segment.index);
+                return Err(Error::new(
+                    ErrorKind::Corrupt,
+                    format!(
+                        "{}: the {} reader returned more than the {} rows asked for",
+                        self.lake.root().join(e.path).display(),
+                        e.format,
+                        cur.segment.len
+                    ),
+                ));
+            }
+            let out = self.conform(&cur, &batch, first_gid);
+            self.current = Some(cur);
+            if batch.num_rows() == 0 {
+                continue;
+            }
+            return out.map(Some);
+        }
+    }
+}
+
+impl Iterator for LakeReader {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_batch()
+            .map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+    }
+}
+
+impl LakeReader {
+    /// The next batch, with the facade's error (the `Iterator` impl wraps it in an
+    /// `ArrowError` for Arrow's reader trait). After an error the stream ends.
+    pub fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
+        if self.done {
+            return None;
+        }
+        match self.step() {
+            Ok(Some(b)) => Some(Ok(b)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+
+    /// Every remaining batch, or the first error.
+    pub fn collect_batches(mut self) -> Result<Vec<RecordBatch>> {
+        let mut out = Vec::new();
+        while let Some(b) = self.next_batch() {
+            out.push(b?);
+        }
+        Ok(out)
+    }
+}
+
+impl RecordBatchReader for LakeReader {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.plan.schema)
+    }
+}

@@ -1,0 +1,238 @@
+//! The unified schema of a lake: one schema over files of many formats and schemas, so that
+//! any global row range reads as one table.
+//!
+//! The rule (also in `docs/lake-map.md`): the columns are the union of every file's columns
+//! in first-seen order (map order, which is path order); a name has one type: equal types
+//! stay, `Null` with anything becomes that type, integers of different widths become Int64,
+//! integers with floats (or floats of different widths) become Float64, and any other
+//! mismatch becomes LargeUtf8 with the values cast to text. A file that lacks a column reads
+//! as nulls in it. Every unified column is nullable.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, new_null_array};
+use arrow_cast::cast::{CastOptions, can_cast_types, cast_with_options};
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use lake_locators::types::schema_from_json;
+
+use crate::error::{Error, Result};
+use crate::lake::Lake;
+
+/// The unified schema and each file's own schema, by entry index.
+#[derive(Debug, Clone)]
+pub(crate) struct Unified {
+    pub(crate) schema: SchemaRef,
+    pub(crate) files: Vec<SchemaRef>,
+}
+
+/// The type a column gets when two files disagree.
+pub fn merge_types(a: &DataType, b: &DataType) -> DataType {
+    if a == b {
+        return a.clone();
+    }
+    match (a, b) {
+        (DataType::Null, t) | (t, DataType::Null) => t.clone(),
+        (x, y) if x.is_integer() && y.is_integer() => DataType::Int64,
+        (x, y) if is_number(x) && is_number(y) => DataType::Float64,
+        _ => DataType::LargeUtf8,
+    }
+}
+
+fn is_number(t: &DataType) -> bool {
+    t.is_integer() || t.is_floating()
+}
+
+/// The unified schema of a list of file schemas, in order.
+pub fn unify<'a>(schemas: impl IntoIterator<Item = &'a Schema>) -> Schema {
+    let mut fields: Vec<(String, DataType)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    for s in schemas {
+        for f in s.fields() {
+            match at.get(f.name()) {
+                Some(&i) => fields[i].1 = merge_types(&fields[i].1, f.data_type()),
+                None => {
+                    at.insert(f.name().clone(), fields.len());
+                    fields.push((f.name().clone(), f.data_type().clone()));
+                }
+            }
+        }
+    }
+    Schema::new(
+        fields
+            .into_iter()
+            .map(|(n, t)| Field::new(n, t, true))
+            .collect::<Vec<_>>(),
+    )
+}
+
+impl Lake {
+    pub(crate) fn unified(&self) -> Result<&Unified> {
+        let cached = self
+            .unified
+            .get_or_init(|| compute(self).map_err(|e| e.to_string()));
+        cached
+            .as_ref()
+            .map_err(|m| Error::new(crate::ErrorKind::Corrupt, m.clone()))
+    }
+
+    /// The unified schema of the lake (see the module documentation for the rule), without
+    /// the virtual `_gid` and `_path` columns.
+    pub fn schema(&self) -> Result<SchemaRef> {
+        Ok(Arc::clone(&self.unified()?.schema))
+    }
+
+    /// The schema entry `i` returns as it is stored (before unification).
+    pub fn file_schema(&self, i: usize) -> Result<SchemaRef> {
+        self.check_index(i)?;
+        Ok(Arc::clone(&self.unified()?.files[i]))
+    }
+}
+
+fn compute(lake: &Lake) -> Result<Unified> {
+    let map = lake.map();
+    // Files of one lake mostly share a handful of schemas: parse each text once.
+    let mut parsed: HashMap<String, SchemaRef> = HashMap::new();
+    let mut files = Vec::with_capacity(map.total_files());
+    for i in 0..map.total_files() {
+        let e = map.entry(i);
+        let schema = match e.schema_value()? {
+            Some(v) => {
+                let key = v.to_string();
+                match parsed.get(&key) {
+                    Some(s) => Arc::clone(s),
+                    None => {
+                        let s = schema_from_json(&v)?;
+                        parsed.insert(key, Arc::clone(&s));
+                        s
+                    }
+                }
+            }
+            // Maps of schema 1 and 2 store no schema: the file's first rows tell it.
+            None => legacy_schema(lake, i)?,
+        };
+        files.push(schema);
+    }
+    let schema = Arc::new(unify(files.iter().map(|s| s.as_ref())));
+    Ok(Unified { schema, files })
+}
+
+fn legacy_schema(lake: &Lake, i: usize) -> Result<SchemaRef> {
+    let e = lake.map().entry(i);
+    let segment = lake_map::Segment {
+        index: i,
+        local_start: 0,
+        len: e.row_count.min(1),
+    };
+    let mut batches = lake.read_segment(&segment, None)?;
+    match batches.next() {
+        Some(b) => Ok(b?.schema()),
+        None => Ok(Arc::new(Schema::empty())),
+    }
+}
+
+/// One column in the unified type: the same array when the type already fits, else a cast
+/// (text through Arrow's display formatting where no cast exists).
+pub(crate) fn conform_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    if a.data_type() == to {
+        return Ok(Arc::clone(a));
+    }
+    if matches!(to, DataType::LargeUtf8) && !can_cast_types(a.data_type(), to) {
+        let options = FormatOptions::default().with_null("");
+        let f = ArrayFormatter::try_new(a.as_ref(), &options)?;
+        let values: arrow_array::LargeStringArray = (0..a.len())
+            .map(|i| (!a.is_null(i)).then(|| f.value(i).to_string()))
+            .collect();
+        return Ok(Arc::new(values));
+    }
+    let options = CastOptions {
+        safe: true,
+        ..CastOptions::default()
+    };
+    Ok(cast_with_options(a.as_ref(), to, &options)?)
+}
+
+/// The columns of `batch` (one file's rows) in the fields of `target`: cast where the
+/// unified type differs, nulls where the file lacks the column.
+pub(crate) fn conform_columns(batch: &RecordBatch, target: &[Arc<Field>]) -> Result<Vec<ArrayRef>> {
+    let n = batch.num_rows();
+    target
+        .iter()
+        .map(|f| match batch.column_by_name(f.name()) {
+            Some(a) => conform_array(a, f.data_type()),
+            None => Ok(new_null_array(f.data_type(), n)),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Array, Int32Array, StringArray};
+
+    #[test]
+    fn type_rule() {
+        use DataType::*;
+        assert_eq!(merge_types(&Int32, &Int64), Int64);
+        assert_eq!(merge_types(&UInt8, &Int16), Int64);
+        assert_eq!(merge_types(&Int32, &Float32), Float64);
+        assert_eq!(merge_types(&Float32, &Float64), Float64);
+        assert_eq!(merge_types(&Null, &Utf8), Utf8);
+        assert_eq!(merge_types(&Boolean, &Null), Boolean);
+        assert_eq!(merge_types(&Utf8, &Utf8), Utf8);
+        assert_eq!(merge_types(&Utf8, &Int64), LargeUtf8);
+        assert_eq!(merge_types(&Boolean, &Int64), LargeUtf8);
+        assert_eq!(merge_types(&Utf8, &LargeUtf8), LargeUtf8);
+    }
+
+    #[test]
+    fn union_keeps_first_seen_order() {
+        let a = Schema::new(vec![
+            Field::new("b", DataType::Int32, false),
+            Field::new("a", DataType::Utf8, true),
+        ]);
+        let c = Schema::new(vec![
+            Field::new("c", DataType::Null, true),
+            Field::new("b", DataType::Float64, true),
+        ]);
+        let u = unify([&a, &c]);
+        let names: Vec<(&str, &DataType)> = u
+            .fields()
+            .iter()
+            .map(|f| (f.name().as_str(), f.data_type()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("b", &DataType::Float64),
+                ("a", &DataType::Utf8),
+                ("c", &DataType::Null)
+            ]
+        );
+        assert!(u.fields().iter().all(|f| f.is_nullable()));
+    }
+
+    #[test]
+    fn conform_casts_and_fills() {
+        let batch = RecordBatch::try_from_iter([(
+            "x",
+            Arc::new(Int32Array::from(vec![Some(1), None])) as ArrayRef,
+        )])
+        .expect("batch");
+        let target = vec![
+            Arc::new(Field::new("x", DataType::LargeUtf8, true)),
+            Arc::new(Field::new("y", DataType::Int64, true)),
+        ];
+        let cols = conform_columns(&batch, &target).expect("conformed");
+        let x = cols[0]
+            .as_any()
+            .downcast_ref::<arrow_array::LargeStringArray>()
+            .expect("large utf8");
+        assert_eq!(x.value(0), "1");
+        assert!(x.is_null(1));
+        assert_eq!(cols[1].null_count(), 2);
+        let s: ArrayRef = Arc::new(StringArray::from(vec!["a"]));
+        assert_eq!(conform_array(&s, &DataType::Utf8).expect("same").len(), 1);
+    }
+}

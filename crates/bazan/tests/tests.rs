@@ -1,0 +1,4 @@
+//! Integration tests of the facade: everything the CLI does, through `bazan` alone.
+
+mod lake;
+mod tsfile;
