@@ -1,5 +1,5 @@
 //! MetadataIndexEntry and MetadataIndexNode (reference §7.3–§7.4), and the five checks a
-//! reader makes before following a node (the seed's "Index Lookup" rules).
+//! reader makes before following a node (reference §7.4, "Index lookup checks").
 //!
 //! ```text
 //! MetadataIndexNode  := UVarInt child_count, child_count × MetadataIndexEntry,

@@ -1,5 +1,5 @@
 //! Whole-file type inference for the schemaless formats (CSV family, JSON family, MsgPack,
-//! XLSX), shared so that every format follows the same rules (lake-map §9).
+//! XLSX), shared so that every format follows the same rules (`docs/lake-map.md` §9).
 //!
 //! Per column: Int64 when every non-null value is an integer within i64, Float64 when every
 //! value is a number, Boolean when every value is `true`/`false`, otherwise Utf8; a column
