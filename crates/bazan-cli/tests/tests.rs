@@ -2,6 +2,7 @@
 mod common;
 mod doctor;
 mod lake;
+mod pipes;
 mod read;
 mod tsfile;
 mod tsfile_import;
