@@ -67,6 +67,11 @@ pub use lake_locators::{
 pub use read::{ReadOptions, locator_for, read_file};
 pub use scan::{DEFAULT_BATCH_SIZE, GID_COLUMN, LakeReader, PATH_COLUMN, ScanOptions};
 
+/// The README's examples, compiled as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;
+
 /// Arrow IPC output of record batches.
 pub mod ipc {
     pub use arrow_ipc::writer::{FileWriter, StreamWriter};
