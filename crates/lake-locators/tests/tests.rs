@@ -8,5 +8,6 @@ mod json;
 mod msgpack;
 mod orc;
 mod parquet;
+mod real_world;
 mod rows_conformance;
 mod xlsx;

@@ -26,6 +26,67 @@ use crate::text::scan::{
     zero_bytes,
 };
 
+/// A file's bytes as the delimited scanners see them: the memory map itself, or, for a file
+/// whose records end with lone carriage returns (old Mac line ends, see [`cr_line_ends`]), a
+/// copy in which those carriage returns outside quotes are line feeds. The copy has the same
+/// length, so byte checkpoints hold for both.
+enum Text {
+    Mapped(FileBytes),
+    Owned(Vec<u8>),
+}
+
+impl Text {
+    fn new(bytes: FileBytes) -> Self {
+        if cr_line_ends(&bytes) {
+            Text::Owned(cr_to_lf(&bytes))
+        } else {
+            Text::Mapped(bytes)
+        }
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Text::Mapped(m) => m,
+            Text::Owned(v) => v,
+        }
+    }
+}
+
+/// True when the first record ends with a carriage return that no line feed follows: the
+/// records end with lone carriage returns, which Python's csv module and DuckDB read as
+/// record ends (a whole file seen as one header line would silently hold 0 rows).
+fn cr_line_ends(data: &[u8]) -> bool {
+    let mut in_quotes = false;
+    for (i, &b) in data.iter().enumerate() {
+        match b {
+            b'"' => in_quotes = !in_quotes,
+            b'\n' if !in_quotes => return false,
+            b'\r' if !in_quotes => return i + 1 < data.len() && data[i + 1] != b'\n',
+            _ => {}
+        }
+    }
+    false
+}
+
+/// `data` with every carriage return outside quotes that no line feed follows turned into a
+/// line feed (a carriage return before a line feed, or inside quotes, stays).
+fn cr_to_lf(data: &[u8]) -> Vec<u8> {
+    let mut out = data.to_vec();
+    let mut in_quotes = false;
+    for i in 0..out.len() {
+        match out[i] {
+            b'"' => in_quotes = !in_quotes,
+            b'\r' if !in_quotes && out.get(i + 1) != Some(&b'\n') => out[i] = b'\n',
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The locator of the delimited formats.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DelimitedLocator;
@@ -652,12 +713,12 @@ impl Locator for DelimitedLocator {
     }
 
     fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
-        let data = FileBytes::open_whole(path)?;
+        let data = Text::new(FileBytes::open_whole(path)?);
         Ok(index_bytes(path, &data, options)?.1)
     }
 
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
-        let data = FileBytes::open(path)?;
+        let data = Text::new(FileBytes::open(path)?);
         let (h, schema, blocks) = match &request.schema {
             Some(schema) => (header(path, &data)?, schema.clone(), None),
             None => {
@@ -716,7 +777,7 @@ impl Locator for DelimitedLocator {
 struct CsvBatches {
     path: std::path::PathBuf,
     format: &'static str,
-    data: FileBytes,
+    data: Text,
     pos: usize,
     remaining: u64,
     delim: u8,
