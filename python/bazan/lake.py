@@ -1,0 +1,551 @@
+"""The Lake Map from Python: map a directory of data files once, then read any global row of
+the whole lake by seeking straight to the right block.
+
+>>> import bazan.lake as bl
+>>> m = bl.create_map("data/")            # writes data/.br_map.bazan, as `bazan map create`
+>>> m.total_rows, m.schema                 # the unified schema of every file
+>>> m.slice(1_000_000, 5)                  # a pyarrow.Table
+>>> m.take([7, 3, 99_999])                 # rows in the order given
+>>> for batch in m.iter_batches(batch_size=65536): ...
+>>> polars.DataFrame(m); duckdb.sql("select count(*) from m")   # any Arrow consumer
+
+Maps written here and by the ``bazan`` command are the same file: each reads the other's.
+Every long call releases the GIL and stops on Ctrl-C (``KeyboardInterrupt``) within a
+fraction of a second, leaving no map or temporary file behind.
+
+**Unified schema.** A lake's files need not share a schema. The columns of the lake are the
+union of all files' columns in first-seen order (map order, the byte order of the paths).
+Each name has one type: equal types stay; null with anything becomes that type; integers of
+different widths become int64; an integer with a float becomes float64; any other mismatch
+becomes large_string (values cast to text). A file lacking a column yields nulls there.
+``with_gid=True`` adds ``_gid`` (the global row number, int64) and ``with_path=True`` adds
+``_path`` (the file's path relative to the root, dictionary-encoded string).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import pyarrow as pa
+
+from . import _bazan, _progress
+from ._errors import InvalidArgumentError, OutOfRangeError
+
+__all__ = [
+    "DoctorReport",
+    "LakeMap",
+    "create_map",
+    "doctor_lake_map",
+    "load_map",
+    "register_handler",
+    "registered_handlers",
+    "unregister_handler",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+DEFAULT_STRIDE = 65536
+DEFAULT_BATCH_SIZE = 65536
+
+
+def _root(root: Any) -> str:
+    if isinstance(root, (str, os.PathLike)):
+        return os.fspath(root)
+    raise TypeError(f"root must be a path (str or os.PathLike), not {type(root).__name__}")
+
+
+def _int(name: str, value: Any, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            import operator
+
+            value = operator.index(value)
+        except TypeError:
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}") from None
+    if value < minimum:
+        raise InvalidArgumentError(f"{name} must be at least {minimum}, not {value}")
+    return int(value)
+
+
+def _columns(columns: Any, name: str = "columns") -> Optional[List[str]]:
+    if columns is None:
+        return None
+    if isinstance(columns, (str, bytes)):
+        raise TypeError(f"{name} must be a list of column names, not a single {type(columns).__name__}")
+    try:
+        out = list(columns)
+    except TypeError:
+        raise TypeError(f"{name} must be a list of column names, not {type(columns).__name__}") from None
+    for c in out:
+        if not isinstance(c, str):
+            raise TypeError(f"{name} must hold str column names, not {type(c).__name__}")
+    return out
+
+
+def _fingerprint(value: Any, name: str = "fingerprint") -> str:
+    if value not in ("metadata", "blake3"):
+        raise InvalidArgumentError(f"{name} must be 'metadata' or 'blake3', not {value!r}")
+    return value
+
+
+def create_map(
+    root: PathLike,
+    *,
+    stride: int = DEFAULT_STRIDE,
+    fingerprint: str = "metadata",
+    stats_columns: Optional[Sequence[str]] = None,
+    skip_errors: bool = False,
+    threads: Optional[int] = None,
+    progress: _progress.ProgressArg = None,
+) -> "LakeMap":
+    """Maps the lake at ``root`` and writes ``<root>/.br_map.bazan`` atomically, exactly as
+    ``bazan map create`` does; returns the map, ready to read.
+
+    - ``stride``: rows per checkpoint of the row formats (CSV, JSON, MsgPack, XLSX).
+    - ``fingerprint``: ``"metadata"`` (size and mtime) or ``"blake3"`` (also a digest of
+      every file, so the doctor sees same-size edits).
+    - ``stats_columns``: ``None`` for min/max statistics of every supported column, ``[]``
+      for none, or a list of column names.
+    - ``skip_errors``: leave unreadable files out (listed in ``LakeMap.failures`` as
+      ``(path, message)``) instead of failing.
+    - ``threads``: worker threads (``None``: every core).
+    - ``progress``: ``None`` shows a bar on stderr when it is a terminal; ``True``/``False``
+      force it on/off; a callable receives ``(files_done, files_total, bytes_done,
+      bytes_total)`` from the calling thread.
+
+    A registered handler's exception propagates as itself, with the path in its notes, and
+    no map is written. Ctrl-C raises ``KeyboardInterrupt`` and leaves no map behind.
+    """
+    root = _root(root)
+    stride = _int("stride", stride, 1)
+    fingerprint = _fingerprint(fingerprint)
+    stats = _columns(stats_columns, "stats_columns")
+    if not isinstance(skip_errors, bool):
+        raise TypeError(f"skip_errors must be a bool, not {type(skip_errors).__name__}")
+    if threads is not None:
+        threads = _int("threads", threads, 1)
+    callback = _progress.resolve(progress, "map")
+    try:
+        lake, failures = _bazan.create_map(
+            root,
+            stride=stride,
+            fingerprint=fingerprint,
+            stats_columns=stats,
+            skip_errors=skip_errors,
+            threads=threads,
+            progress=callback,
+        )
+    finally:
+        _progress.close(callback)
+    return LakeMap(lake, failures)
+
+
+def load_map(root: PathLike) -> "LakeMap":
+    """Loads ``<root>/.br_map.bazan`` (memory-mapped: the map's size, not the lake's, sets
+    the cost). A lake without a map raises :class:`bazan.NotFoundError`."""
+    return LakeMap(_bazan.load_map(_root(root)), [])
+
+
+def doctor_lake_map(root: PathLike, *, fingerprint: Optional[str] = None) -> "DoctorReport":
+    """Compares the map of the lake at ``root`` with the files on disk now; see
+    :meth:`LakeMap.doctor`."""
+    return load_map(root).doctor(fingerprint=fingerprint)
+
+
+class DoctorReport:
+    """What the Lake Doctor found: lists of paths relative to the lake root, in map order.
+
+    - ``healthy``: files that exist and whose fingerprint matches;
+    - ``modified``: files that exist but changed;
+    - ``unindexed``: files discovery finds that the map has no entry for;
+    - ``missing``: entries whose file is gone;
+    - ``errors``: paths that could not be checked, as dicts ``{path, kind, message}``;
+    - ``ok``: true when every entry is healthy and nothing else was found.
+    """
+
+    __slots__ = ("fingerprint", "healthy", "modified", "unindexed", "missing", "errors")
+
+    def __init__(
+        self,
+        fingerprint: str,
+        healthy: List[str],
+        modified: List[str],
+        unindexed: List[str],
+        missing: List[str],
+        errors: List[Dict[str, str]],
+    ) -> None:
+        self.fingerprint = fingerprint
+        self.healthy = healthy
+        self.modified = modified
+        self.unindexed = unindexed
+        self.missing = missing
+        self.errors = errors
+
+    @property
+    def ok(self) -> bool:
+        """True when the map matches the disk: nothing modified, unindexed, missing or
+        unreadable."""
+        return not (self.modified or self.unindexed or self.missing or self.errors)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The report as a dict (``healthy`` as a list of paths, plus ``ok``)."""
+        return {
+            "fingerprint": self.fingerprint,
+            "healthy": list(self.healthy),
+            "modified": list(self.modified),
+            "unindexed": list(self.unindexed),
+            "missing": list(self.missing),
+            "errors": [dict(e) for e in self.errors],
+            "ok": self.ok,
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"DoctorReport(ok={self.ok}, healthy={len(self.healthy)}, modified={self.modified!r}, "
+            f"unindexed={self.unindexed!r}, missing={self.missing!r}, errors={len(self.errors)})"
+        )
+
+
+def _indices(indices: Any) -> Any:
+    """A list of ints or an Arrow integer array for the extension."""
+    if isinstance(indices, (list, tuple)):
+        return list(indices)
+    if isinstance(indices, range):
+        return pa.array(indices, type=pa.int64())
+    if isinstance(indices, (int, str, bytes)):
+        raise TypeError(f"indices must be a sequence of ints, not {type(indices).__name__}")
+    if isinstance(indices, pa.ChunkedArray):
+        return indices.combine_chunks()
+    if hasattr(indices, "__arrow_c_array__"):
+        return indices
+    try:
+        arr = pa.array(indices)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        try:
+            arr = pa.chunked_array(indices).combine_chunks()
+        except Exception:
+            raise TypeError(
+                f"indices must be a sequence of ints or an integer array, not {type(indices).__name__}"
+            ) from None
+    return arr
+
+
+class LakeMap:
+    """A loaded Lake Map: the rows of every file of a lake as one table, read on demand.
+
+    ``len(m)`` is the number of rows; ``m[i]`` is one row as a dict (negative ``i`` counts
+    from the end) and ``m[a:b]`` a ``pyarrow.Table``. The map implements the Arrow PyCapsule
+    stream interface (``__arrow_c_stream__``), so ``pyarrow.table(m)``,
+    ``polars.DataFrame(m)`` and ``duckdb.sql("select ... from m")`` read the whole lake as a
+    stream, one batch at a time.
+    """
+
+    __slots__ = ("_lake", "_schema", "failures")
+
+    def __init__(self, lake: Any, failures: Sequence[Tuple[str, str]] = ()) -> None:
+        self._lake = lake
+        self._schema: Optional[pa.Schema] = None
+        #: Files left out by ``create_map(skip_errors=True)``, as ``(path, message)``.
+        self.failures: List[Tuple[str, str]] = list(failures)
+
+    # --- facts from the map -------------------------------------------------------------
+    @property
+    def root(self) -> str:
+        """The lake root."""
+        return self._lake.root
+
+    @property
+    def map_path(self) -> str:
+        """The path of the map file (``<root>/.br_map.bazan``)."""
+        return self._lake.map_path
+
+    @property
+    def total_rows(self) -> int:
+        """Rows in the lake (the sum over its files)."""
+        return self._lake.total_rows
+
+    @property
+    def total_files(self) -> int:
+        """Files in the map."""
+        return self._lake.total_files
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes of the mapped files."""
+        return self._lake.total_bytes
+
+    @property
+    def fingerprint(self) -> str:
+        """The map's fingerprint mode, ``"metadata"`` or ``"blake3"``."""
+        return self._lake.fingerprint
+
+    @property
+    def stride(self) -> int:
+        """The map's checkpoint stride (rows)."""
+        return self._lake.stride
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The unified schema of the lake (see the module documentation), without the
+        virtual ``_gid`` and ``_path`` columns."""
+        if self._schema is None:
+            self._schema = self._lake.schema()
+        return self._schema
+
+    def __len__(self) -> int:
+        return self._lake.total_rows
+
+    def entries(self) -> pa.Table:
+        """The map table as stored, one row per file (``path``, ``format``, ``size_bytes``,
+        ``mtime_ms``, ``row_count``, ``first_global_row``, ...)."""
+        return self._lake.entries()
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The whole map as the object ``bazan map show --json`` prints."""
+        return json.loads(self._lake.to_json())
+
+    def locate_row(self, g: int) -> Tuple[str, int]:
+        """``(path, local_row)`` of global row ``g``, from the map alone (no file is read).
+        A row outside ``[0, total_rows)`` raises :class:`bazan.OutOfRangeError` (an
+        :class:`IndexError`)."""
+        g = _int("g", g, -(2**63))
+        path, local_row, _index, _format = self._lake.locate_row(g)
+        return path, local_row
+
+    # --- reading rows --------------------------------------------------------------------
+    def slice(
+        self,
+        start: int,
+        length: int,
+        columns: Optional[Sequence[str]] = None,
+        with_gid: bool = False,
+        with_path: bool = False,
+    ) -> pa.Table:
+        """Global rows ``[start, start + length)``, clamped at the end of the lake, as a
+        ``pyarrow.Table`` in the unified schema (or ``columns``, in that order). Only the
+        blocks holding those rows are read. A file changed since the map was made raises
+        :class:`bazan.StaleFileError` naming it."""
+        start = _int("start", start, 0)
+        length = _int("length", length, 0)
+        return self._lake.slice(start, length, _columns(columns), bool(with_gid), bool(with_path))
+
+    def take(
+        self,
+        indices: Any,
+        columns: Optional[Sequence[str]] = None,
+        with_gid: bool = False,
+        with_path: bool = False,
+    ) -> pa.Table:
+        """Global rows ``indices`` (a sequence of ints, a numpy or Arrow integer array;
+        negative numbers count from the end; repeats allowed) as a ``pyarrow.Table`` in the
+        order given. Each needed block is decoded at most once per call."""
+        return self._lake.take(_indices(indices), _columns(columns), bool(with_gid), bool(with_path))
+
+    def __getitem__(self, key: Union[int, slice]) -> Any:
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self._lake.total_rows)
+            if step == 1:
+                return self._lake.slice(start, max(stop - start, 0), None, False, False)
+            return self._lake.take(pa.array(range(start, stop, step), type=pa.int64()), None, False, False)
+        if isinstance(key, bool) or not isinstance(key, int):
+            try:
+                import operator
+
+                key = operator.index(key)
+            except TypeError:
+                raise TypeError(f"LakeMap indices must be int or slice, not {type(key).__name__}") from None
+        total = self._lake.total_rows
+        if not -total <= key < total:
+            raise OutOfRangeError(f"row {key} is out of range for a lake of {total} rows")
+        rows = self._lake.take([key], None, False, False).to_pylist()
+        return rows[0]
+
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        for batch in self.iter_batches():
+            yield from batch.to_pylist()
+
+    def iter_batches(
+        self,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        columns: Optional[Sequence[str]] = None,
+        start: int = 0,
+        stop: Optional[int] = None,
+        *,
+        with_gid: bool = False,
+        with_path: bool = False,
+    ) -> pa.RecordBatchReader:
+        """Global rows ``[start, stop)`` (``stop=None``: to the end) as a
+        ``pyarrow.RecordBatchReader`` of at most ``batch_size`` rows per batch. Batches are
+        decoded as they are pulled: memory is bounded by a batch and one file block, not by
+        the lake."""
+        batch_size = _int("batch_size", batch_size, 1)
+        start = _int("start", start, 0)
+        total = self._lake.total_rows
+        stop = total if stop is None else min(_int("stop", stop, 0), total)
+        stream = self._lake.scan(start, max(stop, start), batch_size, _columns(columns), bool(with_gid), bool(with_path))
+        return pa.RecordBatchReader.from_batches(stream.schema, stream)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The whole lake as an Arrow C stream (the Arrow PyCapsule interface)."""
+        return self.iter_batches().__arrow_c_stream__(requested_schema)
+
+    # --- checking the disk ---------------------------------------------------------------
+    def doctor(
+        self, fingerprint: Optional[str] = None, *, progress: _progress.ProgressArg = False
+    ) -> DoctorReport:
+        """Compares the map with the files on disk now (the Lake Doctor): healthy, modified,
+        unindexed and missing files, with the map's fingerprint mode. ``fingerprint`` may
+        name that mode; a ``"blake3"`` check needs a map made with ``fingerprint="blake3"``
+        (a ``"metadata"`` map stores no digests)."""
+        if fingerprint is not None:
+            fingerprint = _fingerprint(fingerprint)
+            if fingerprint != self.fingerprint:
+                if fingerprint == "blake3":
+                    raise InvalidArgumentError(
+                        "fingerprint='blake3' needs a map made with fingerprint='blake3'; "
+                        f"the map of {self.root} stores no digests (fingerprint {self.fingerprint!r})"
+                    )
+                raise InvalidArgumentError(
+                    f"fingerprint={fingerprint!r}: the doctor checks a map with the mode it was "
+                    f"made with ({self.fingerprint!r})"
+                )
+        callback = _progress.resolve(progress, "doctor")
+        try:
+            raw = json.loads(self._lake.doctor(callback))
+        finally:
+            _progress.close(callback)
+        drift = set(raw["modified"]) | set(raw["missing"]) | {e["path"] for e in raw["errors"]}
+        paths = self.entries().column("path").to_pylist()
+        healthy = [p for p in paths if p not in drift]
+        return DoctorReport(
+            raw["fingerprint"],
+            healthy,
+            list(raw["modified"]),
+            list(raw["unindexed"]),
+            list(raw["missing"]),
+            [{"path": e["path"], "kind": e["kind"], "message": e["message"]} for e in raw["errors"]],
+        )
+
+    def __repr__(self) -> str:
+        return f"LakeMap(root={self.root!r}, files={self.total_files}, rows={self.total_rows})"
+
+
+# --- dynamic handlers ---------------------------------------------------------------------
+
+
+def _annotate(e: BaseException, name: str, path: str) -> None:
+    note = f"in the bazan handler {name!r} for {path}"
+    if hasattr(e, "add_note"):
+        if note not in getattr(e, "__notes__", ()):
+            e.add_note(note)
+    else:  # Python < 3.11: the note is kept for programs that read it
+        notes = list(getattr(e, "__notes__", []))
+        if note not in notes:
+            notes.append(note)
+            try:
+                e.__notes__ = notes  # type: ignore[attr-defined]
+            except AttributeError:
+                pass
+
+
+def _to_reader(obj: Any, name: str, path: str) -> pa.RecordBatchReader:
+    if isinstance(obj, pa.RecordBatchReader):
+        return obj
+    if isinstance(obj, pa.Table):
+        return obj.to_reader()
+    if isinstance(obj, pa.RecordBatch):
+        return pa.RecordBatchReader.from_batches(obj.schema, [obj])
+    if hasattr(obj, "__arrow_c_stream__"):
+        return pa.RecordBatchReader.from_stream(obj)
+    if hasattr(obj, "__arrow_c_array__"):
+        batch = pa.record_batch(obj)
+        return pa.RecordBatchReader.from_batches(batch.schema, [batch])
+    raise TypeError(
+        f"the read function of handler {name!r} returned {type(obj).__name__} for {path}; "
+        "expected an Arrow table or stream (an object with __arrow_c_stream__)"
+    )
+
+
+def _batches(reader: pa.RecordBatchReader, name: str, path: str) -> Iterator[pa.RecordBatch]:
+    try:
+        for batch in reader:
+            yield batch
+    except Exception as e:
+        _annotate(e, name, path)
+        raise
+
+
+_HANDLERS: Dict[str, str] = {}
+
+
+def register_handler(
+    extension: str,
+    *,
+    count_rows: Callable[[str], int],
+    read: Callable[[str, int, Optional[int], Optional[List[str]]], Any],
+    name: Optional[str] = None,
+) -> None:
+    """Registers Python functions as the handler of files ending in ``.extension`` for this
+    process (a new extension, or one with a built-in handler, which it then overrides).
+
+    - ``count_rows(path) -> int``: the rows of the file at ``path``;
+    - ``read(path, start, length, columns)``: rows ``[start, start + length)`` of the file
+      (``length`` is ``None`` for "to the end"; ``columns`` a list of names or ``None``) as
+      any Arrow table or stream object (pyarrow, polars, arro3, DuckDB results, ...). It is
+      also called once with ``length=0`` while mapping, for the file's schema.
+
+    ``create_map`` then indexes such files with it (their map entries store no blocks), and
+    ``slice``, ``take`` and ``iter_batches`` read them through it. ``name`` is the
+    ``format`` stored in the map (default: the extension). An exception raised by either
+    function propagates as itself, with the path in its notes, and no map is written.
+    """
+    if not isinstance(extension, str):
+        raise TypeError(f"extension must be a str, not {type(extension).__name__}")
+    if not callable(count_rows):
+        raise TypeError(f"count_rows must be callable, not {type(count_rows).__name__}")
+    if not callable(read):
+        raise TypeError(f"read must be callable, not {type(read).__name__}")
+    ext = extension.lstrip(".").lower()
+    if name is None:
+        name = ext
+    elif not isinstance(name, str) or not name:
+        raise InvalidArgumentError(f"name must be a non-empty str, not {name!r}")
+    label = name
+
+    def _count(path: str) -> int:
+        try:
+            n = count_rows(path)
+        except Exception as e:
+            _annotate(e, label, path)
+            raise
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise TypeError(
+                f"count_rows of handler {label!r} returned {n!r} for {path}; expected an int >= 0"
+            )
+        return n
+
+    def _read(path: str, start: int, length: Optional[int], columns: Optional[List[str]]) -> Any:
+        try:
+            reader = _to_reader(read(path, start, length, columns), label, path)
+        except Exception as e:
+            _annotate(e, label, path)
+            raise
+        return reader.schema, _batches(reader, label, path)
+
+    _bazan.register_handler(extension, name, _count, _read)
+    _HANDLERS[ext] = name
+
+
+def unregister_handler(extension: str) -> bool:
+    """Removes the handler registered for ``.extension``; returns whether there was one.
+    Files with a built-in handler go back to it."""
+    if not isinstance(extension, str):
+        raise TypeError(f"extension must be a str, not {type(extension).__name__}")
+    _HANDLERS.pop(extension.lstrip(".").lower(), None)
+    return _bazan.unregister_handler(extension)
+
+
+def registered_handlers() -> Dict[str, str]:
+    """The handlers registered in this process: extension -> handler name."""
+    return {ext: _HANDLERS.get(ext, ext) for ext in _bazan.registered_extensions()}
