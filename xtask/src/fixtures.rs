@@ -3,6 +3,7 @@
 
 pub mod lake;
 pub mod tsfile;
+pub mod tsfile_official;
 
 use std::path::Path;
 
@@ -24,6 +25,10 @@ pub fn generators() -> Vec<Generator> {
         Generator {
             name: "tsfile",
             run: tsfile::generate,
+        },
+        Generator {
+            name: "tsfile-official",
+            run: tsfile_official::generate,
         },
     ]
 }

@@ -6,8 +6,12 @@
 //! the index area, children before parents), devices in strictly ascending order, per series
 //! ChunkMetadata offsets ascending and pointing at chunk headers of the right series and type,
 //! statistics consistency (a multi-chunk series' count is the sum of its chunks' counts, a
-//! multi-page chunk's the sum of its pages', and time bounds cover theirs), and every page
-//! decoding to as many values as its statistics count.
+//! multi-page chunk's the sum of its pages', and time bounds cover theirs), every page
+//! decoding to as many values as its statistics count, and the statistics recomputed from
+//! the decoded values. Series stored with a lossy float encoding (TS_2DIFF/RLE on
+//! FLOAT/DOUBLE, CAMEL) have their value statistics compared within the encoding's
+//! precision, and [`CheckReport::relaxed`] says which and why; a valid file written by the
+//! official writers has no problem.
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -15,6 +19,8 @@ use std::path::Path;
 
 use tsfile_format::device_id::DeviceKey;
 
+pub use crate::check_lossy::Relaxed;
+use crate::check_lossy::{Precision, series_precision};
 use crate::error::{Error, Result};
 use crate::index::DeviceEntry;
 use crate::query::TreeQuery;
@@ -41,13 +47,43 @@ impl std::fmt::Display for Problem {
     }
 }
 
+/// What [`check_report`] found: the problems, and the comparisons it relaxed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CheckReport {
+    /// Problems; empty for a valid file.
+    pub problems: Vec<Problem>,
+    /// Series whose statistics were compared within the precision of a lossy encoding
+    /// rather than exactly (one per series).
+    pub relaxed: Vec<Relaxed>,
+}
+
+impl CheckReport {
+    /// True when no problem was found.
+    pub fn is_valid(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    /// The `relaxed` list as JSON (an array of [`Relaxed::to_json`] objects).
+    pub fn relaxed_json(&self) -> serde_json::Value {
+        serde_json::Value::Array(self.relaxed.iter().map(Relaxed::to_json).collect())
+    }
+}
+
 /// Opens and checks the file at `path`; a file that cannot be opened as a TsFile is one
 /// problem (an I/O error opening it is an `Err`).
 pub fn check_path(path: &Path) -> Result<Vec<Problem>> {
+    check_path_report(path).map(|r| r.problems)
+}
+
+/// Like [`check_path`], with the relaxed comparisons.
+pub fn check_path_report(path: &Path) -> Result<CheckReport> {
     match TsFileReader::open(path) {
-        Ok(reader) => Ok(check(&reader)),
+        Ok(reader) => Ok(check_report(&reader)),
         Err(e @ Error::Open { .. }) => Err(e),
-        Err(e) => Ok(vec![problem("file", &e)]),
+        Err(e) => Ok(CheckReport {
+            problems: vec![problem("file", &e)],
+            relaxed: Vec::new(),
+        }),
     }
 }
 
@@ -83,7 +119,13 @@ pub fn error_offset(e: &Error) -> Option<u64> {
 
 /// Checks an open file; an empty list means it is valid.
 pub fn check(reader: &TsFileReader) -> Vec<Problem> {
-    let mut problems = Vec::new();
+    check_report(reader).problems
+}
+
+/// Checks an open file; see [`CheckReport`].
+pub fn check_report(reader: &TsFileReader) -> CheckReport {
+    let mut report = CheckReport::default();
+    let problems = &mut report.problems;
     let section = match reader.scan_data_section() {
         Ok(s) => Some(s),
         Err(e) => {
@@ -98,7 +140,7 @@ pub fn check(reader: &TsFileReader) -> Vec<Problem> {
         Ok(d) => d,
         Err(e) => {
             problems.push(problem("device index", &e));
-            return problems;
+            return report;
         }
     };
     for device in devices {
@@ -122,11 +164,17 @@ pub fn check(reader: &TsFileReader) -> Vec<Problem> {
             });
         }
         previous = Some(device.key.clone());
-        if let Err(e) = check_device(reader, &device, chunk_offsets.as_ref(), &mut problems) {
+        if let Err(e) = check_device(
+            reader,
+            &device,
+            chunk_offsets.as_ref(),
+            problems,
+            &mut report.relaxed,
+        ) {
             problems.push(problem(format!("device {}", device.path()), &e));
         }
     }
-    problems
+    report
 }
 
 fn check_device(
@@ -134,6 +182,7 @@ fn check_device(
     device: &DeviceEntry,
     chunk_offsets: Option<&HashSet<u64>>,
     problems: &mut Vec<Problem>,
+    relaxed: &mut Vec<Relaxed>,
 ) -> Result<()> {
     let series = reader.timeseries(device)?;
     let structure = |s: &SeriesEntry| format!("series {}.{}", device.path(), s.name());
@@ -199,8 +248,14 @@ fn check_device(
                     s.meta.statistics.count
                 ),
             });
-        } else if let Some(why) =
-            crate::check_stats::mismatch(&times, col.as_ref(), &s.meta.statistics)
+            continue;
+        }
+        // A chunk that does not read was reported by `check_series`; compare exactly then.
+        let (precision, relax) =
+            series_precision(reader, s, &structure(s)).unwrap_or((Precision::EXACT, None));
+        relaxed.extend(relax);
+        if let Some(why) =
+            crate::check_stats::mismatch(&times, col.as_ref(), &s.meta.statistics, precision)
         {
             problems.push(Problem {
                 structure: structure(s),

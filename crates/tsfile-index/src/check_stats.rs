@@ -9,10 +9,17 @@ use arrow_schema::DataType;
 use tsfile_format::statistics::{Statistics, StatisticsValues};
 
 use crate::arrow_types::days_to_date;
+use crate::check_lossy::Precision;
 
 /// Compares a series' stored statistics with its decoded column (`times[i]` is the time of
-/// row `i`); returns what disagrees, or `None`.
-pub(crate) fn mismatch(times: &[i64], col: &dyn Array, stats: &Statistics) -> Option<String> {
+/// row `i`); returns what disagrees, or `None`. Float values are compared within
+/// `precision` (exact unless the series' encoding is lossy, see [`crate::check_lossy`]).
+pub(crate) fn mismatch(
+    times: &[i64],
+    col: &dyn Array,
+    stats: &Statistics,
+    precision: Precision,
+) -> Option<String> {
     let rows: Vec<usize> = (0..col.len().min(times.len()))
         .filter(|&i| col.is_valid(i))
         .collect();
@@ -91,7 +98,7 @@ pub(crate) fn mismatch(times: &[i64], col: &dyn Array, stats: &Statistics) -> Op
                 (lo, hi, v[0], v[v.len() - 1]),
                 (*min, *max, *first, *last),
             )
-            .or_else(|| sum_differs(v.iter().map(|&x| x as f64), *sum, 0.0))
+            .or_else(|| sum_differs(v.iter().map(|&x| x as f64), *sum, Precision::EXACT))
         }
         (
             StatisticsValues::Float {
@@ -113,7 +120,8 @@ pub(crate) fn mismatch(times: &[i64], col: &dyn Array, stats: &Statistics) -> Op
                 f64::from(*first),
                 f64::from(*last),
             );
-            floats(&v, stored).or_else(|| sum_differs(v.iter().copied(), *sum, LOSSY_STEP))
+            floats(&v, stored, precision)
+                .or_else(|| sum_differs(v.iter().copied(), *sum, precision))
         }
         (
             StatisticsValues::Double {
@@ -126,8 +134,8 @@ pub(crate) fn mismatch(times: &[i64], col: &dyn Array, stats: &Statistics) -> Op
             DataType::Float64,
         ) => {
             let v = values::<Float64Type>(col, &rows);
-            floats(&v, (*min, *max, *first, *last))
-                .or_else(|| sum_differs(v.iter().copied(), *sum, LOSSY_STEP))
+            floats(&v, (*min, *max, *first, *last), precision)
+                .or_else(|| sum_differs(v.iter().copied(), *sum, precision))
         }
         (StatisticsValues::Text { first, last }, _)
         | (StatisticsValues::String { first, last, .. }, _) => {
@@ -193,46 +201,42 @@ fn integers(v: &[i32], stored: (i32, i32, i32, i32), sum: i64) -> Option<String>
     )
 }
 
-/// Largest change a lossy float encoding makes to one value: TS_2DIFF and RLE on floats keep
-/// `max_point_number` (default 2) decimals, so a value moves by at most half of 0.01; CAMEL
-/// changes only the last bits. The writers compute statistics before encoding, so decoded
-/// values are compared within this step (plus a relative epsilon).
-const LOSSY_STEP: f64 = 0.005;
-
-fn close(a: f64, b: f64, step: f64) -> bool {
-    a == b || (a - b).abs() <= step + 1e-9 * a.abs().max(b.abs())
+fn close(a: f64, b: f64, precision: Precision) -> bool {
+    a == b || (a - b).abs() <= precision.at(a.abs().max(b.abs()))
 }
 
-/// Floats compare within the lossy step (NaN makes min/max writer-specific: not checked).
-fn floats(v: &[f64], stored: (f64, f64, f64, f64)) -> Option<String> {
+/// Floats compare within the precision of their encoding (NaN makes min/max
+/// writer-specific: not checked).
+fn floats(v: &[f64], stored: (f64, f64, f64, f64), precision: Precision) -> Option<String> {
     if v.iter().any(|x| x.is_nan()) {
         return None;
     }
     let (lo, hi) = min_max(v)?;
     let decoded = (lo, hi, v[0], v[v.len() - 1]);
-    let ok = close(decoded.0, stored.0, LOSSY_STEP)
-        && close(decoded.1, stored.1, LOSSY_STEP)
-        && close(decoded.2, stored.2, LOSSY_STEP)
-        && close(decoded.3, stored.3, LOSSY_STEP);
+    let ok = close(decoded.0, stored.0, precision)
+        && close(decoded.1, stored.1, precision)
+        && close(decoded.2, stored.2, precision)
+        && close(decoded.3, stored.3, precision);
     (!ok).then(|| {
         format!("decoded min/max/first/last {decoded:?} differ from the statistics {stored:?}")
     })
 }
 
-/// A sum stored as a double, within `step` per value (and a relative epsilon for rounding).
-fn sum_differs(v: impl Iterator<Item = f64>, stored: f64, step: f64) -> Option<String> {
+/// A sum stored as a double: each value within `precision`, plus a relative epsilon for the
+/// order and width of the writer's additions.
+fn sum_differs(v: impl Iterator<Item = f64>, stored: f64, precision: Precision) -> Option<String> {
     let mut total = 0.0;
-    let mut n = 0.0;
+    let mut allowed = 0.0;
     let mut magnitude: f64 = 0.0;
     for x in v {
         if !x.is_finite() {
             return None;
         }
         total += x;
-        n += 1.0;
+        allowed += precision.at(x.abs());
         magnitude += x.abs();
     }
-    let ok = (total - stored).abs() <= step * n + 1e-9 * magnitude.max(stored.abs()) + 1e-9;
+    let ok = (total - stored).abs() <= allowed + 1e-9 * magnitude.max(stored.abs()) + 1e-9;
     (!ok).then(|| format!("decoded sum {total} differs from the statistics {stored}"))
 }
 
@@ -266,7 +270,10 @@ mod tests {
             last: 8,
             sum: 24,
         };
-        assert_eq!(mismatch(&times, &col, &stats(3, good)), None);
+        assert_eq!(
+            mismatch(&times, &col, &stats(3, good), Precision::EXACT),
+            None
+        );
         let bad = StatisticsValues::Int32 {
             min: 7,
             max: 9,
@@ -275,7 +282,7 @@ mod tests {
             sum: 25,
         };
         assert!(
-            mismatch(&times, &col, &stats(3, bad))
+            mismatch(&times, &col, &stats(3, bad), Precision::EXACT)
                 .unwrap()
                 .contains("sum")
         );
@@ -283,7 +290,11 @@ mod tests {
             start_time: 11,
             ..stats(3, StatisticsValues::None)
         };
-        assert!(mismatch(&times, &col, &late).unwrap().contains("times"));
+        assert!(
+            mismatch(&times, &col, &late, Precision::EXACT)
+                .unwrap()
+                .contains("times")
+        );
     }
 
     #[test]
@@ -297,7 +308,20 @@ mod tests {
             last: 100.125,
             sum: 101.625,
         };
-        assert_eq!(mismatch(&times, &col, &stats(2, stored)), None);
+        let step = Precision {
+            abs: 0.005,
+            rel: 1e-15,
+        };
+        assert_eq!(
+            mismatch(&times, &col, &stats(2, stored.clone()), step),
+            None
+        );
+        // The same values from a lossless encoding must match exactly.
+        assert!(
+            mismatch(&times, &col, &stats(2, stored), Precision::EXACT)
+                .unwrap()
+                .contains("min/max")
+        );
         let far = StatisticsValues::Double {
             min: 1.5,
             max: 100.5,
@@ -305,6 +329,6 @@ mod tests {
             last: 100.5,
             sum: 102.0,
         };
-        assert!(mismatch(&times, &col, &stats(2, far)).is_some());
+        assert!(mismatch(&times, &col, &stats(2, far), step).is_some());
     }
 }

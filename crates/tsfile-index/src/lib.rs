@@ -44,6 +44,7 @@
 
 pub mod arrow_types;
 pub mod check;
+mod check_lossy;
 mod check_stats;
 pub mod column;
 mod data;

@@ -4,6 +4,7 @@
 
 mod alloc_peak;
 mod bad_input;
+mod check;
 mod common;
 mod index;
 mod io_trace;
