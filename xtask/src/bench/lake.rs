@@ -1,16 +1,23 @@
-//! `cargo xtask bench lake`: the Lake Map on a generated mixed lake of over 1 GB (Parquet,
-//! CSV, NDJSON, Arrow IPC; 32M rows) under `target/bench-data/lake` (git-ignored, generated
-//! once and reused), with DuckDB (`pip install duckdb`) as the peer in the same run:
+//! `cargo xtask bench lake`: the Lake Map on a generated lake (git-ignored, under
+//! `target/bench-data`, generated once and reused), with DuckDB, polars and pyarrow as peers
+//! in the same run, every tool on the same number of threads (`--threads N`, default every
+//! core):
 //!
-//! - `map create` with stats off and with the default stats vs DuckDB counting every row;
-//! - a 100-row slice deep in a CSV, an NDJSON and a Parquet file vs DuckDB `LIMIT 100 OFFSET k`
-//!   on that file, and a global-offset slice vs DuckDB counting the earlier files first;
+//! - the lake: by default the realistic profile of [`super::lake_data`] (240 MB of quoted
+//!   CRLF CSV, a wide CSV and nested NDJSON with varying key order, plus Parquet and Arrow IPC
+//!   with many small batches; `--size 1g` for 1 GB); `--profile simple` is the old lake of
+//!   quote-free, single-template files (1.2 GB), kept to show it did not get slower;
+//! - `map create` with stats off and with the default stats vs each peer counting every row,
+//!   warm (the best of 3, after every file was dropped from the page cache and read back once,
+//!   as for a lake read from disk: see `settle_page_cache`) and cold (one run each right after
+//!   the files were dropped from the cache); each peer's exact script is printed;
+//! - one big CSV indexed on 1 thread and on 2 threads (and DuckDB counting it on as many);
+//! - the peak RSS of `map create` (a child process each, from the kernel's `VmHWM`);
+//! - a 100-row slice deep in the big CSV and NDJSON vs DuckDB `LIMIT 100 OFFSET k`;
 //! - loading a 100,000-entry map, and 1M `locate_row` calls.
 //!
-//! Times are the best of several warm runs, after every file of the lake was dropped from the
-//! page cache and read back once, so that the cache holds them as for a lake read from disk
-//! (see `settle_page_cache`). `BAZAN_BENCH_LAKE=map cargo xtask bench lake` runs only the
-//! last part (map load and `locate_row`).
+//! `BAZAN_BENCH_LAKE=map cargo xtask bench lake` runs only the last part. The load average is
+//! printed at the start and end: figures taken while the machine is busy are noisy.
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write as _};
@@ -26,7 +33,9 @@ use lake_map::{
     assign_first_global_rows, create_map_with, load_map, load_map_file, write_map_to,
 };
 
-use super::timing::{best, python_seconds};
+use super::lake_data;
+use super::lake_peers::{self, Peer};
+use super::timing::best;
 
 /// The generated files: name, rows.
 const FILES: &[(&str, u64)] = &[
@@ -48,6 +57,172 @@ const FILES: &[(&str, u64)] = &[
 /// Bumped whenever the generator changes, so an old lake is regenerated.
 const VERSION: &str = "lake-bench-v1";
 
+/// The lake of one run and its options.
+struct Setup {
+    lake: PathBuf,
+    files: Vec<PathBuf>,
+    rows: u64,
+    threads: usize,
+    /// The big CSV and NDJSON files (1 vs 2 threads, deep slices) and their rows.
+    big_csv: (PathBuf, u64),
+    big_ndjson: (PathBuf, u64),
+}
+
+/// Parses `--size` (`240m`, `1g`, `1500m`) into megabytes.
+fn parse_size(s: &str) -> anyhow::Result<u64> {
+    let s = s.trim().to_ascii_lowercase();
+    let (num, unit) = match s.strip_suffix('g') {
+        Some(n) => (n, 1000),
+        None => (s.strip_suffix('m').unwrap_or(&s), 1),
+    };
+    let n: f64 = num
+        .parse()
+        .with_context(|| format!("--size {s}: not a size like 240m or 1g"))?;
+    Ok((n * unit as f64) as u64)
+}
+
+fn setup(dir: &Path) -> anyhow::Result<Setup> {
+    let threads = match super::option("threads") {
+        Some(t) => t.parse().context("--threads takes a number")?,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let profile = super::option("profile").unwrap_or_else(|| "realistic".into());
+    match profile.as_str() {
+        "simple" => {
+            let lake = dir.join("lake");
+            generate(&lake)?;
+            let files = FILES.iter().map(|f| lake.join(f.0)).collect();
+            let rows = FILES.iter().map(|f| f.1).sum();
+            Ok(Setup {
+                big_csv: (lake.join("p08.csv"), 3_000_000),
+                big_ndjson: (lake.join("p09.ndjson"), 2_000_000),
+                lake,
+                files,
+                rows,
+                threads,
+            })
+        }
+        "realistic" => {
+            let mb = parse_size(&super::option("size").unwrap_or_else(|| "240m".into()))?;
+            let lake = dir.join(format!("lake-real-{mb}m"));
+            let counts = super::lake_data::generate(&lake, mb)?;
+            let files: Vec<PathBuf> = lake_data::FILES.iter().map(|f| lake.join(f)).collect();
+            let rows_of = |name: &str| {
+                lake_data::FILES
+                    .iter()
+                    .position(|f| *f == name)
+                    .map_or(0, |i| counts[i])
+            };
+            Ok(Setup {
+                big_csv: (lake.join(lake_data::BIG_CSV), rows_of(lake_data::BIG_CSV)),
+                big_ndjson: (
+                    lake.join(lake_data::BIG_NDJSON),
+                    rows_of(lake_data::BIG_NDJSON),
+                ),
+                rows: counts.iter().sum(),
+                lake,
+                files,
+                threads,
+            })
+        }
+        other => bail!("--profile {other}: realistic (default) or simple"),
+    }
+}
+
+/// Runs `f` on a pool of `threads` workers, as `bazan map create --threads N` does.
+fn on_threads<T: Send>(
+    threads: usize,
+    f: impl FnOnce() -> anyhow::Result<T> + Send,
+) -> anyhow::Result<T> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?
+        .install(f)
+}
+
+/// `map create` of `lake` on `threads` threads; returns the rows.
+fn create(lake: &Path, stats: StatsColumns, threads: usize) -> anyhow::Result<u64> {
+    let options = CreateOptions {
+        config: MapConfig {
+            stats_columns: stats,
+            ..MapConfig::default()
+        },
+        ..CreateOptions::default()
+    };
+    on_threads(threads, || {
+        Ok(create_map_with(lake, &options)?.map.total_rows())
+    })
+}
+
+/// The child process side of the peak RSS figure: one `map create` (spec
+/// `threads:stats:lake`, stats `off` or `on`), then the peak resident set from the kernel.
+fn rss_child(spec: &str) -> anyhow::Result<()> {
+    let mut parts = spec.splitn(3, ':');
+    let threads: usize = parts.next().unwrap_or("1").parse()?;
+    let stats = match parts.next() {
+        Some("off") => StatsColumns::None,
+        _ => StatsColumns::All,
+    };
+    let lake = PathBuf::from(parts.next().unwrap_or("."));
+    create(&lake, stats, threads)?;
+    let status = fs::read_to_string("/proc/self/status")?;
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .context("no VmHWM in /proc/self/status")?;
+    println!("peak_rss_kb {kb}");
+    Ok(())
+}
+
+/// Peak RSS in MB of a `map create` run in a child process.
+fn peak_rss(lake: &Path, threads: usize, stats: &str) -> anyhow::Result<f64> {
+    let out = std::process::Command::new(std::env::current_exe()?)
+        .args(["bench-inner", "lake"])
+        .env(
+            "BAZAN_BENCH_LAKE_RSS",
+            format!("{threads}:{stats}:{}", lake.display()),
+        )
+        .output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let kb: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("peak_rss_kb "))
+        .and_then(|v| v.trim().parse().ok())
+        .with_context(|| {
+            format!(
+                "the RSS child printed no figure: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })?;
+    Ok(kb as f64 / 1e3)
+}
+
+/// The machine's load average over the last minute (figures taken under load are noisy).
+fn load_average() -> String {
+    fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
+/// One line of the report: our time, then each peer's with the ratio peer/ours.
+fn report(what: &str, ours: Duration, peers: &[(Peer, Option<Duration>)]) {
+    let mut line = format!("{what:<46} {:>8.3}s", ours.as_secs_f64());
+    for (peer, t) in peers {
+        match t {
+            Some(t) => line.push_str(&format!(
+                "  {} {:.3}s ({:.2}x)",
+                peer.name(),
+                t.as_secs_f64(),
+                t.as_secs_f64() / ours.as_secs_f64()
+            )),
+            None => line.push_str(&format!("  {} -", peer.name())),
+        }
+    }
+    println!("{line}");
+}
+
 /// Runs the benchmark.
 pub fn run() -> anyhow::Result<()> {
     let dir = crate::workspace_root().join("target").join("bench-data");
@@ -56,152 +231,200 @@ pub fn run() -> anyhow::Result<()> {
     if std::env::var("BAZAN_BENCH_LAKE").is_ok_and(|v| v == "map") {
         return map_load_and_locate(&dir);
     }
-    let lake = dir.join("lake");
-    generate(&lake)?;
-    let bytes: u64 = FILES
+    if let Ok(spec) = std::env::var("BAZAN_BENCH_LAKE_RSS") {
+        return rss_child(&spec);
+    }
+    let s = setup(&dir)?;
+    let bytes: u64 = s
+        .files
         .iter()
-        .map(|(n, _)| fs::metadata(lake.join(n)).map(|m| m.len()).unwrap_or(0))
+        .map(|p| fs::metadata(p).map(|m| m.len()).unwrap_or(0))
         .sum();
-    let rows: u64 = FILES.iter().map(|f| f.1).sum();
     println!(
-        "lake: {} files, {rows} rows, {:.2} GB at {}",
-        FILES.len(),
+        "lake: {} files, {} rows, {:.3} GB at {}; {} threads for every tool; load average {} at start",
+        s.files.len(),
+        s.rows,
         bytes as f64 / 1e9,
-        lake.display()
+        s.lake.display(),
+        s.threads,
+        load_average()
     );
-    settle_page_cache(&lake)?;
-    let peer = super::timing::python_imports("duckdb");
-    if !peer {
-        println!("peer unavailable: DuckDB (pip install duckdb) cannot be imported by python3");
+    for f in &s.files {
+        let len = fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+        println!("  {:<16} {:>9.1} MB", file_name(f), len as f64 / 1e6);
+    }
+    settle_page_cache(&s.files)?;
+    let peers: Vec<Peer> = Peer::ALL.into_iter().filter(|p| p.available()).collect();
+    for p in Peer::ALL {
+        if !peers.contains(&p) {
+            println!(
+                "peer unavailable: {} cannot be imported by python3",
+                p.name()
+            );
+        }
+    }
+    println!("peer commands (python3 -c SCRIPT, each timing itself; the best of 3 warm runs):");
+    for p in &peers {
+        println!("--- {}\n{}", p.name(), p.script(&s.files, s.threads, 3));
     }
 
-    // map create, stats off and default (the first run of each also warms the page cache).
-    let lake_ref = lake.as_path();
-    let create = |stats: StatsColumns| {
-        let options = CreateOptions {
-            config: MapConfig {
-                stats_columns: stats,
-                ..MapConfig::default()
-            },
-            ..CreateOptions::default()
-        };
-        move || {
-            create_map_with(lake_ref, &options)
-                .map(|r| r.map.total_rows())
-                .map_err(Into::into)
-        }
-    };
-    let (off, n_off) = best(3, create(StatsColumns::None))?;
-    let (on, n_on) = best(3, create(StatsColumns::All))?;
-    if n_off != rows || n_on != rows {
-        bail!("map create counted {n_off}/{n_on} rows, the generator wrote {rows}");
+    // Warm page cache: the best of 3 runs.
+    let (off, n_off) = best(3, || create(&s.lake, StatsColumns::None, s.threads))?;
+    let (on, n_on) = best(3, || create(&s.lake, StatsColumns::All, s.threads))?;
+    if n_off != s.rows || n_on != s.rows {
+        bail!(
+            "map create counted {n_off}/{n_on} rows, the generator wrote {}",
+            s.rows
+        );
     }
-    let peer_count = if peer {
-        Some(duckdb_count_all(&lake)?)
-    } else {
-        None
-    };
+    let mut warm = Vec::new();
+    for p in &peers {
+        match p.run(&s.files, s.threads, 3) {
+            Ok((rows, t)) => {
+                if rows != s.rows {
+                    println!("note: {} counted {rows} rows, bazan {}", p.name(), s.rows);
+                }
+                warm.push((*p, Some(t)));
+            }
+            Err(e) => {
+                println!("note: {e:#}");
+                warm.push((*p, None));
+            }
+        }
+    }
+    // Cold page cache: one run each after every file was dropped from the cache.
+    drop_page_cache(&s.files)?;
+    let (cold_off, _) = best(1, || create(&s.lake, StatsColumns::None, s.threads))?;
+    drop_page_cache(&s.files)?;
+    let (cold_on, _) = best(1, || create(&s.lake, StatsColumns::All, s.threads))?;
+    let mut cold = Vec::new();
+    for p in &peers {
+        drop_page_cache(&s.files)?;
+        cold.push((*p, p.run(&s.files, s.threads, 1).ok().map(|r| r.1)));
+    }
+    settle_page_cache(&s.files)?;
+    println!();
+    println!("map create vs counting every row (ratio = peer time / bazan time; > 1 is ahead):");
+    report("warm, stats off", off, &warm);
+    report("warm, default stats", on, &warm);
+    report("cold, stats off", cold_off, &cold);
+    report("cold, default stats", cold_on, &cold);
+
+    // One big file: 1 thread vs 2 threads.
+    let (big, big_rows) = &s.big_csv;
     println!();
     println!(
-        "{:<44} {:>10} {:>12} {:>8}",
-        "measure", "bazan", "peer", "ratio"
+        "one file, {} ({:.1} MB, {big_rows} rows): 1 vs 2 threads",
+        file_name(big),
+        fs::metadata(big)?.len() as f64 / 1e6
     );
-    let line = |what: &str, ours: Duration, theirs: Option<Duration>, goal: &str| match theirs {
-        Some(t) => println!(
-            "{what:<44} {:>9.3}s {:>11.3}s {:>7.1}x  (goal {goal})",
-            ours.as_secs_f64(),
-            t.as_secs_f64(),
-            t.as_secs_f64() / ours.as_secs_f64()
-        ),
-        None => println!(
-            "{what:<44} {:>9.3}s {:>12} {:>8}",
-            ours.as_secs_f64(),
-            "-",
-            "-"
-        ),
-    };
-    line(
-        "map create, stats off vs DuckDB count(*)",
-        off,
-        peer_count,
-        ">= 5x",
-    );
-    line(
-        "map create, default stats vs DuckDB count(*)",
-        on,
-        peer_count,
-        ">= 2x",
-    );
+    let duck = peers.contains(&Peer::DuckDb);
+    for stats in [StatsColumns::None, StatsColumns::All] {
+        let label = if stats == StatsColumns::None {
+            "stats off"
+        } else {
+            "default stats"
+        };
+        let mut times = Vec::new();
+        for threads in [1, 2] {
+            let options = lake_locators::IndexOptions {
+                stats: stats.clone(),
+                ..lake_locators::IndexOptions::default()
+            };
+            let (t, n) = best(3, || {
+                on_threads(threads, || {
+                    use lake_locators::Locator as _;
+                    Ok(lake_locators::csv::DelimitedLocator
+                        .index(big, &options)?
+                        .row_count)
+                })
+            })?;
+            if n != *big_rows {
+                bail!(
+                    "{}: indexed {n} rows, the generator wrote {big_rows}",
+                    big.display()
+                );
+            }
+            let theirs = if duck {
+                Peer::DuckDb
+                    .run(std::slice::from_ref(big), threads, 3)
+                    .ok()
+                    .map(|r| r.1)
+            } else {
+                None
+            };
+            report(
+                &format!("index, {label}, {threads} thread(s)"),
+                t,
+                &[(Peer::DuckDb, theirs)],
+            );
+            times.push(t);
+        }
+        println!(
+            "  {label}: 2 threads are {:.2}x faster than 1 (goal >= 1.8x)",
+            times[0].as_secs_f64() / times[1].as_secs_f64()
+        );
+    }
+
+    // Peak RSS of map create, in a child process each.
+    println!();
+    for (stats, label) in [("off", "stats off"), ("on", "default stats")] {
+        let mb = peak_rss(&s.lake, s.threads, stats)?;
+        let biggest = s
+            .files
+            .iter()
+            .map(|p| fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+            .max()
+            .unwrap_or(0);
+        println!(
+            "peak RSS of map create, {label}, {} threads: {mb:.1} MB (largest file {:.1} MB)",
+            s.threads,
+            biggest as f64 / 1e6
+        );
+    }
 
     // Deep 100-row slices (the map with default stats is on disk now).
-    let map = load_map(&lake)?;
+    println!();
+    let map = load_map(&s.lake)?;
     let registry = HandlerRegistry::builtin();
-    for (file, local) in [
-        ("p08.csv", 2_500_000u64),
-        ("p09.ndjson", 1_700_000),
-        ("p10.parquet", 2_100_000),
-        ("p07.arrow", 1_600_000),
-    ] {
-        let e = map.find(file).context("file not in the map")?;
+    for (file, rows) in [&s.big_csv, &s.big_ndjson] {
+        let name = file_name(file);
+        let local = rows * 85 / 100;
+        let e = map.find(&name).context("file not in the map")?;
         let start = e.first_global_row + local;
         let (ours, got) = best(5, || {
-            let m = load_map(&lake)?;
-            let s = m.slice(start, 100, None, &registry)?;
-            Ok(s.iter()
+            let m = load_map(&s.lake)?;
+            let sl = m.slice(start, 100, None, &registry)?;
+            Ok(sl
+                .iter()
                 .flat_map(|f| f.batches.iter())
                 .map(RecordBatch::num_rows)
                 .sum::<usize>())
         })?;
         if got != 100 {
-            bail!("{file}: the slice returned {got} rows");
+            bail!("{name}: the slice returned {got} rows");
         }
-        let theirs = if peer && !file.ends_with(".arrow") {
-            Some(duckdb_limit_offset(&lake.join(file), local)?)
+        let theirs = if duck {
+            lake_peers::duckdb_limit_offset(file, local, s.threads).ok()
         } else {
             None
         };
-        line(
-            &format!("100 rows at local {local} of {file} (load+slice)"),
+        report(
+            &format!("100 rows at local {local} of {name} (load+slice)"),
             ours,
-            theirs,
-            if file.ends_with(".parquet") {
-                ">= 1x"
-            } else {
-                ">= 50x"
-            },
+            &[(Peer::DuckDb, theirs)],
         );
     }
-    // Global offset: the map finds the file; without it the earlier files must be counted.
-    let target = "p11.csv";
-    let e = map.find(target).context("file not in the map")?;
-    let local = 2_000_000u64;
-    let (ours, _) = best(5, || {
-        let m = load_map(&lake)?;
-        Ok(m.slice(e.first_global_row + local, 100, None, &registry)?
-            .len())
-    })?;
-    let theirs = if peer {
-        let earlier: Vec<PathBuf> = FILES
-            .iter()
-            .take_while(|f| f.0 != target)
-            .map(|f| lake.join(f.0))
-            .collect();
-        Some(duckdb_count_files(&earlier)? + duckdb_limit_offset(&lake.join(target), local)?)
-    } else {
-        None
-    };
-    line(
-        &format!(
-            "100 rows at global {} (load+slice)",
-            e.first_global_row + local
-        ),
-        ours,
-        theirs,
-        ">= 100x",
-    );
-
+    println!("load average at end: {}", load_average());
+    println!();
     map_load_and_locate(&dir)?;
     Ok(())
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn map_load_and_locate(dir: &Path) -> anyhow::Result<()> {
@@ -308,28 +531,47 @@ fn schema() -> SchemaRef {
 /// the cache as the write path left them (on Linux 6.x often as 4 KiB pages), which every
 /// memory map of them pays for page by page; read back, readahead caches them in large
 /// folios, as any file read from disk. Both tools are then measured on the same warm cache.
-fn settle_page_cache(lake: &Path) -> anyhow::Result<()> {
+fn settle_page_cache(files: &[PathBuf]) -> anyhow::Result<()> {
+    if drop_page_cache(files)? {
+        use std::io::Read;
+        let mut buf = vec![0u8; 1 << 20];
+        for f in files {
+            let mut file = File::open(f)?;
+            while file.read(&mut buf)? > 0 {}
+        }
+        println!("page cache: every file dropped and read back once (as from disk)");
+    }
+    Ok(())
+}
+
+/// Drops every file from the page cache (a cold cache: the next read comes from the disk);
+/// false when the kernel refused (the figures are then warm ones).
+fn drop_page_cache(files: &[PathBuf]) -> anyhow::Result<bool> {
     #[cfg(target_os = "linux")]
     {
-        use std::io::Read;
         use std::os::fd::AsRawFd;
-        let mut buf = vec![0u8; 1 << 20];
-        for (name, _) in FILES {
-            let mut file = File::open(lake.join(name))?;
+        for f in files {
+            let file = File::open(f)?;
             // Written pages must be clean before they can be dropped.
             file.sync_all()?;
             // SAFETY: a plain system call on an open descriptor; it only advises the kernel.
             let err =
                 unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
             if err != 0 {
-                println!("page cache: posix_fadvise failed on {name} (error {err}); left as it is");
-                return Ok(());
+                println!(
+                    "page cache: posix_fadvise failed on {} (error {err}); left as it is",
+                    f.display()
+                );
+                return Ok(false);
             }
-            while file.read(&mut buf)? > 0 {}
         }
-        println!("page cache: every file dropped and read back once (as from disk)");
+        Ok(true)
     }
-    Ok(())
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = files;
+        Ok(false)
+    }
 }
 
 /// The rows of the generated lake, from a deterministic generator.
@@ -432,60 +674,4 @@ pub(crate) fn generate(lake: &Path) -> anyhow::Result<()> {
     }
     fs::write(marker, VERSION)?;
     Ok(())
-}
-
-/// Runs a Python snippet that prints the best time in seconds of `body` over 3 runs.
-fn python_best(setup: &str, body: &str) -> anyhow::Result<Duration> {
-    let script = format!(
-        "import time, duckdb\n{setup}\nbest = 1e9\nfor _ in range(3):\n    t = time.perf_counter()\n{}\n    best = min(best, time.perf_counter() - t)\nprint(best)\n",
-        body.lines()
-            .map(|l| format!("    {l}"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    python_seconds(&script)
-}
-
-fn py_list(paths: &[PathBuf], ext: &str) -> String {
-    let items: Vec<String> = paths
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == ext))
-        .map(|p| format!("{:?}", p.display().to_string()))
-        .collect();
-    format!("[{}]", items.join(", "))
-}
-
-/// DuckDB counting the rows of these files (Arrow IPC files through pyarrow).
-fn duckdb_count_files(paths: &[PathBuf]) -> anyhow::Result<Duration> {
-    let setup = format!(
-        "import pyarrow as pa\ncon = duckdb.connect()\ncsv = {}\nnd = {}\npq = {}\nipc = {}",
-        py_list(paths, "csv"),
-        py_list(paths, "ndjson"),
-        py_list(paths, "parquet"),
-        py_list(paths, "arrow")
-    );
-    let body = "n = 0\n\
-        if csv: n += con.execute(f\"select count(*) from read_csv({csv!r}, header=true)\").fetchall()[0][0]\n\
-        if nd: n += con.execute(f\"select count(*) from read_json({nd!r}, format='newline_delimited')\").fetchall()[0][0]\n\
-        if pq: n += con.execute(f\"select count(*) from read_parquet({pq!r})\").fetchall()[0][0]\n\
-        for f in ipc: n += pa.ipc.open_file(pa.memory_map(f)).read_all().num_rows";
-    python_best(&setup, body)
-}
-
-fn duckdb_count_all(lake: &Path) -> anyhow::Result<Duration> {
-    let paths: Vec<PathBuf> = FILES.iter().map(|f| lake.join(f.0)).collect();
-    duckdb_count_files(&paths)
-}
-
-fn duckdb_limit_offset(file: &Path, offset: u64) -> anyhow::Result<Duration> {
-    let f = file.display().to_string();
-    let reader = match file.extension().and_then(|e| e.to_str()) {
-        Some("csv") => format!("read_csv('{f}', header=true)"),
-        Some("ndjson") => format!("read_json('{f}', format='newline_delimited')"),
-        _ => format!("read_parquet('{f}')"),
-    };
-    let setup = "con = duckdb.connect()";
-    let body =
-        format!("con.execute(\"select * from {reader} limit 100 offset {offset}\").fetchall()");
-    python_best(setup, &body)
 }

@@ -9,6 +9,8 @@ use anyhow::Context;
 pub mod codecs;
 pub mod doctor;
 pub mod lake;
+pub mod lake_data;
+pub mod lake_peers;
 pub mod locators;
 pub mod locators_rows;
 pub mod timing;
@@ -46,7 +48,7 @@ pub fn benches() -> Vec<Bench> {
         },
         Bench {
             name: "lake",
-            about: "Lake Map on a 1 GB mixed lake: map create, deep slices, map load, locate_row vs DuckDB",
+            about: "Lake Map on a realistic lake (240 MB; --size 1g, --profile simple, --threads N): map create warm/cold, 1 vs 2 threads, peak RSS, deep slices vs DuckDB, polars, pyarrow; map load, locate_row",
             run: lake::run,
         },
         Bench {
@@ -91,8 +93,41 @@ pub fn main(names: &[String]) -> anyhow::Result<u8> {
     Ok(status.code().unwrap_or(2).clamp(0, 255) as u8)
 }
 
+/// The `--flag value` (or `--flag=value`) options given after the benchmark names, read by
+/// the benchmarks that take options ([`option`]).
+static OPTIONS: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+
+/// The value of the option `--name` given on the command line, if any.
+pub fn option(name: &str) -> Option<String> {
+    OPTIONS
+        .get()?
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.clone())
+}
+
+/// Splits benchmark names from `--flag value` options.
+fn split_options(args: &[String]) -> (Vec<String>, Vec<(String, String)>) {
+    let mut names = Vec::new();
+    let mut options = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.strip_prefix("--") {
+            Some(flag) => match flag.split_once('=') {
+                Some((n, v)) => options.push((n.to_string(), v.to_string())),
+                None => options.push((flag.to_string(), it.next().cloned().unwrap_or_default())),
+            },
+            None => names.push(a.clone()),
+        }
+    }
+    (names, options)
+}
+
 /// The release-build side of `cargo xtask bench`.
-pub fn inner(names: &[String]) -> anyhow::Result<u8> {
+pub fn inner(args: &[String]) -> anyhow::Result<u8> {
+    let (names, options) = split_options(args);
+    let _ = OPTIONS.set(options);
+    let names = &names[..];
     let all = benches();
     let mut failed = false;
     for bench in &all {
