@@ -2,19 +2,58 @@
 //! (zero-copy from the map file's memory map), the totals, the configuration,
 //! [`LakeMap::locate_row`] and the slice plan that [`crate::slice`] reads.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, BinaryArray, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lake_locators::{Block, Stats};
 use serde_json::Value;
 
-use crate::config::MapConfig;
+use crate::config::{MapConfig, stats_columns_to_json};
 use crate::discovery::check_entry_paths;
 use crate::error::{Error, Result};
-use crate::map_file::{MAP_SCHEMA, map_schema};
+
+/// The map schema this crate writes.
+pub const MAP_SCHEMA: u32 = 3;
+
+/// The ten columns of map schema 3 (§2.2) with the schema metadata of §2.1.
+pub fn map_schema(config: &MapConfig) -> SchemaRef {
+    let fields = vec![
+        Field::new("path", DataType::Utf8, false),
+        Field::new("format", DataType::Utf8, false),
+        Field::new("size_bytes", DataType::Int64, false),
+        Field::new("mtime_ms", DataType::Int64, false),
+        Field::new("row_count", DataType::Int64, false),
+        Field::new("first_global_row", DataType::Int64, false),
+        Field::new("row_groups_json", DataType::Utf8, false),
+        Field::new("blake3", DataType::Utf8, true),
+        Field::new("stats_json", DataType::Utf8, true),
+        Field::new("schema_json", DataType::Utf8, true),
+    ];
+    let metadata: HashMap<String, String> = [
+        ("bazan.kind", "lake_map".to_string()),
+        ("bazan.version", "1".to_string()),
+        ("bazan.payload", "arrow_ipc".to_string()),
+        ("bazan.map_schema", MAP_SCHEMA.to_string()),
+        (
+            "bazan.checkpoint_stride_rows",
+            config.checkpoint_stride_rows.to_string(),
+        ),
+        ("bazan.fingerprint", config.fingerprint.as_str().to_string()),
+        (
+            "bazan.stats_columns",
+            stats_columns_to_json(&config.stats_columns).to_string(),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    Arc::new(Schema::new_with_metadata(fields, metadata))
+}
 
 /// One map entry, owned (what [`crate::create`] produces and the writer stores).
 #[derive(Debug, Clone, PartialEq)]

@@ -4,7 +4,6 @@
 //! memory map through arrow-ipc's `FileDecoder`. Legacy schema 1 and 2 maps are read with the
 //! old defaults.
 
-use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -20,52 +19,14 @@ use arrow_ipc::reader::{FileDecoder, read_footer_length};
 use arrow_ipc::writer::FileWriter;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::config::{
-    DEFAULT_STRIDE, Fingerprint, MapConfig, stats_columns_from_json, stats_columns_to_json,
-};
+use crate::config::{DEFAULT_STRIDE, Fingerprint, MapConfig, stats_columns_from_json};
 use crate::discovery::resolve_map_path;
 use crate::error::{Error, Result};
 use crate::lake_map::{LakeMap, MapEntry, assign_first_global_rows};
-
-/// The map schema this crate writes.
-pub const MAP_SCHEMA: u32 = 3;
+// The schema lives with the batches built under it; re-exported here, where it always was.
+pub use crate::lake_map::{MAP_SCHEMA, map_schema};
 
 const ARROW_MAGIC: &[u8; 6] = b"ARROW1";
-
-/// The ten columns of map schema 3 (§2.2) with the schema metadata of §2.1.
-pub fn map_schema(config: &MapConfig) -> SchemaRef {
-    let fields = vec![
-        Field::new("path", DataType::Utf8, false),
-        Field::new("format", DataType::Utf8, false),
-        Field::new("size_bytes", DataType::Int64, false),
-        Field::new("mtime_ms", DataType::Int64, false),
-        Field::new("row_count", DataType::Int64, false),
-        Field::new("first_global_row", DataType::Int64, false),
-        Field::new("row_groups_json", DataType::Utf8, false),
-        Field::new("blake3", DataType::Utf8, true),
-        Field::new("stats_json", DataType::Utf8, true),
-        Field::new("schema_json", DataType::Utf8, true),
-    ];
-    let metadata: HashMap<String, String> = [
-        ("bazan.kind", "lake_map".to_string()),
-        ("bazan.version", "1".to_string()),
-        ("bazan.payload", "arrow_ipc".to_string()),
-        ("bazan.map_schema", MAP_SCHEMA.to_string()),
-        (
-            "bazan.checkpoint_stride_rows",
-            config.checkpoint_stride_rows.to_string(),
-        ),
-        ("bazan.fingerprint", config.fingerprint.as_str().to_string()),
-        (
-            "bazan.stats_columns",
-            stats_columns_to_json(&config.stats_columns).to_string(),
-        ),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    Arc::new(Schema::new_with_metadata(fields, metadata))
-}
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 

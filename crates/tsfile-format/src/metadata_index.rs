@@ -101,32 +101,9 @@ impl MetadataIndexEntry {
     }
 }
 
-/// The five checks of the index lookup rules, named in [`Error::IndexNode`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum IndexNodeRule {
-    /// 1. `child_count` is consistent with the number of complete entries in the node.
-    ChildCount,
-    /// 2. Entry keys are sorted by the node's key comparator.
-    SortedKeys,
-    /// 3. Entry offsets are monotonic and every referenced range is non-negative.
-    MonotonicOffsets,
-    /// 4. The last entry offset does not exceed `end_offset`.
-    LastOffsetWithinEnd,
-    /// 5. A child node has the level expected by its parent's node type.
-    ChildLevel,
-}
-
-impl fmt::Display for IndexNodeRule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            IndexNodeRule::ChildCount => "child count matches complete entries",
-            IndexNodeRule::SortedKeys => "entry keys sorted",
-            IndexNodeRule::MonotonicOffsets => "entry offsets monotonic and non-negative",
-            IndexNodeRule::LastOffsetWithinEnd => "last entry offset within end offset",
-            IndexNodeRule::ChildLevel => "child level expected by parent",
-        })
-    }
-}
+/// The five checks of the index lookup rules (defined beside [`Error::IndexNode`], which
+/// names them).
+pub use crate::error::IndexNodeRule;
 
 /// A node of the metadata index tree.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -237,6 +237,14 @@ struct Frame {
     next: usize,
 }
 
+impl TsFileReader {
+    /// False only when the Bloom filter proves that `device.measurement` is absent (see
+    /// [`TsFileReader::bloom_may_contain_path`]).
+    pub(crate) fn bloom_may_contain(&self, device: &DeviceEntry, measurement: &str) -> bool {
+        self.bloom_may_contain_path(&format!("{}.{measurement}", device.path()))
+    }
+}
+
 /// Lazy iterator over devices in index order; see [`TsFileReader::devices`].
 #[derive(Debug)]
 pub struct Devices<'a> {

@@ -15,7 +15,6 @@ use tsfile_format::types::{FormatVersion, Marker};
 
 use crate::arrow_types::TimeRepr;
 use crate::error::{Error, Result};
-use crate::index::DeviceEntry;
 use crate::io::ChunkReader;
 
 /// Options of a reader.
@@ -278,14 +277,13 @@ impl TsFileReader {
             .any(|p| p.key == "encryptLevel" && p.value.as_deref().is_some_and(|v| v != b"0"))
     }
 
-    /// False only when the Bloom filter proves that `device.measurement` is absent. A miss
-    /// is trusted only for ASCII paths: the Java and C++ writers hash non-ASCII tails
-    /// differently (§7.7).
-    pub(crate) fn bloom_may_contain(&self, device: &DeviceEntry, measurement: &str) -> bool {
+    /// False only when the Bloom filter proves that the series `path` (`device.measurement`)
+    /// is absent. A miss is trusted only for ASCII paths: the Java and C++ writers hash
+    /// non-ASCII tails differently (§7.7).
+    pub(crate) fn bloom_may_contain_path(&self, path: &str) -> bool {
         let Some(bloom) = &self.bloom else {
             return true;
         };
-        let path = format!("{}.{measurement}", device.path());
-        !path.is_ascii() || bloom.might_contain(&path)
+        !path.is_ascii() || bloom.might_contain(path)
     }
 }

@@ -10,6 +10,7 @@ use tsfile_format::cursor::Writer;
 use tsfile_format::encoding::{self, EncoderOptions, ValueEncoder};
 use tsfile_format::page::PageHeader;
 use tsfile_format::page_payload;
+use tsfile_format::schema::MeasurementSchema;
 use tsfile_format::statistics::Statistics;
 use tsfile_format::types::{CompressionType, Marker, TSDataType, TSEncoding};
 
@@ -34,6 +35,16 @@ pub(crate) struct ColumnCodec<'a> {
     pub(crate) data_type: TSDataType,
     pub(crate) encoding: TSEncoding,
     pub(crate) compression: CompressionType,
+}
+
+/// The codec of a measurement column as its schema declares it.
+pub(crate) fn codec_of(s: &MeasurementSchema) -> ColumnCodec<'_> {
+    ColumnCodec {
+        name: &s.name,
+        data_type: s.data_type,
+        encoding: s.encoding,
+        compression: s.compression,
+    }
 }
 
 /// Row ranges of the pages of an aligned chunk group: a page ends when it holds

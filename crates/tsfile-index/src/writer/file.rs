@@ -17,7 +17,7 @@ use tsfile_format::schema::{MeasurementSchema, TableSchema};
 use tsfile_format::types::{ColumnCategory, FormatVersion, Marker, TSDataType};
 
 use super::arrow::{self as conv, compatible};
-use super::chunk::{self, ColumnCodec};
+use super::chunk::{self, codec_of};
 use super::device::{ChunkRecord, Device, Series};
 use super::error::{WriteError, WriteResult};
 use super::index;
@@ -609,15 +609,6 @@ impl Drop for TsFileWriter {
         if self.out.take().is_some() {
             let _ = std::fs::remove_file(&self.tmp_path);
         }
-    }
-}
-
-pub(crate) fn codec_of(s: &MeasurementSchema) -> ColumnCodec<'_> {
-    ColumnCodec {
-        name: &s.name,
-        data_type: s.data_type,
-        encoding: s.encoding,
-        compression: s.compression,
     }
 }
 

@@ -15,10 +15,9 @@ use tsfile_format::types::TSDataType;
 
 use super::arrow as conv;
 use super::buffer::Values;
-use super::chunk::{self, EncodedPage};
+use super::chunk::{self, EncodedPage, codec_of};
 use super::device::{Device, Series};
 use super::error::WriteResult;
-use super::file::codec_of;
 use super::options::WriterOptions;
 
 /// Rows below which the jobs run on the calling thread alone (a thread costs more than it
