@@ -6,6 +6,7 @@
 //! in `python/bazan`, which wraps this module.
 
 mod blocking;
+mod cli;
 mod errors;
 mod handler;
 mod lake;
@@ -29,5 +30,6 @@ fn _bazan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     lake::add(m)?;
     tsfile::add(m)?;
+    cli::add(m)?;
     Ok(())
 }
