@@ -202,19 +202,26 @@ thread_local! {
 
 /// Installs a panic hook that stays silent for panics [`guard`] turns into errors (the
 /// default hook would print them to stderr before the error is reported) and defers to the
-/// previous hook for every other panic. For programs such as the CLI; call it once.
+/// previous hook for every other panic. Installed once per process: later calls do nothing.
+/// [`guard`] installs it on its first use, so that library users (the Python package, other
+/// Rust programs) never see the text of a guarded panic either; a hook a program sets later
+/// replaces it.
 pub fn quiet_guarded_panics() {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        if !IN_GUARD.with(|g| g.get()) {
-            previous(info);
-        }
-    }));
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !IN_GUARD.with(|g| g.get()) {
+                previous(info);
+            }
+        }));
+    });
 }
 
 /// Runs a library call that may panic on malformed input (orc-rust, some decoders) and
 /// turns a panic into a typed error naming the file.
 pub fn guard<T>(path: &Path, format: &'static str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    quiet_guarded_panics();
     let outer = IN_GUARD.with(|g| g.replace(true));
     let result = catch_unwind(AssertUnwindSafe(f));
     IN_GUARD.with(|g| g.set(outer));

@@ -77,6 +77,19 @@ pub enum Error {
     Schema(String),
 }
 
+/// `text` on one line: its lines, trimmed and without the empty ones, joined by "; " (some
+/// libraries explain an error over several lines, e.g. the flatbuffer verifier's trace).
+fn one_line(text: String) -> String {
+    if !text.contains(['\n', '\r']) {
+        return text;
+    }
+    text.split(['\n', '\r'])
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 fn where_(offset: Option<u64>, block: Option<u64>, row: Option<u64>) -> String {
     let mut s = String::new();
     if let Some(b) = block {
@@ -112,7 +125,7 @@ impl Error {
             offset: None,
             block: None,
             row: None,
-            message: message.into(),
+            message: one_line(message.into()),
         }
     }
 
@@ -122,11 +135,18 @@ impl Error {
         format: &'static str,
         source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
     ) -> Self {
+        let source = source.into();
+        let text = source.to_string();
         Error::Library {
             path: path.into(),
             format,
             block: None,
-            source: source.into(),
+            // Errors are reported on one line: a library's multi-line text is joined.
+            source: if text.contains(['\n', '\r']) {
+                one_line(text).into()
+            } else {
+                source
+            },
         }
     }
 

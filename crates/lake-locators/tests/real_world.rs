@@ -3,7 +3,11 @@
 
 use crate::common::{self, write};
 
-use lake_locators::{FileIndex, Locator, csv::DelimitedLocator};
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Int32Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use lake_locators::{FileIndex, IndexOptions, Locator, csv::DelimitedLocator, ipc};
 use serde_json::json;
 
 fn index_and_read(
@@ -39,4 +43,66 @@ fn csv_with_carriage_return_line_ends() {
     // A CRLF file is untouched, and a lone carriage return after the first record stays data.
     let crlf = write(&dir, "crlf.csv", b"a,b\r\n1,x\r\n2,y\r\n");
     assert_eq!(index_and_read(&DelimitedLocator, &crlf).0.row_count, 2);
+}
+
+/// An Arrow IPC stream of `schema` holding `batches`, as arrow-ipc writes it.
+fn stream(schema: &Arc<Schema>, batches: &[RecordBatch]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut out, schema).unwrap();
+    for b in batches {
+        w.write(b).unwrap();
+    }
+    w.finish().unwrap();
+    drop(w);
+    out
+}
+
+/// The length of the first (schema) message of a stream written by arrow-ipc.
+fn schema_message_len(data: &[u8]) -> usize {
+    let meta = i32::from_le_bytes(data[4..8].try_into().unwrap()) as usize;
+    8 + meta
+}
+
+fn refused(locator: &dyn Locator, path: &std::path::Path, what: &str) {
+    let options = IndexOptions::default();
+    let err = match locator.index(path, &options) {
+        Err(e) => e.to_string(),
+        Ok(idx) => panic!("{what}: mapped {} rows instead of refusing", idx.row_count),
+    };
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    assert!(!err.contains('\n'), "{err}");
+}
+
+/// Damaged streams whose record batches read as nothing are refused, as pyarrow refuses them:
+/// a record batch with fewer field nodes than the schema has, and a schema with a decimal of
+/// precision 0 (arrow-ipc would read both as 0 rows).
+#[test]
+fn damaged_ipc_streams_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = Arc::new(Schema::new(vec![Field::new("a", DataType::Int32, true)]));
+    let two = Arc::new(Schema::new(vec![
+        Field::new("a", DataType::Int32, true),
+        Field::new("b", DataType::Int32, true),
+    ]));
+    let col: ArrayRef = Arc::new(Int32Array::from(vec![1, 2, 3]));
+    let batch = RecordBatch::try_new(one.clone(), vec![col]).unwrap();
+    let good = stream(&one, std::slice::from_ref(&batch));
+    let path = write(&dir, "good.arrows", &good);
+    let (idx, rows) = index_and_read(&ipc::ArrowStreamLocator, &path);
+    assert_eq!((idx.row_count, rows.len()), (3, 3));
+
+    // The schema of two columns, then the batches of the one-column stream.
+    let header = stream(&two, &[]);
+    let mut spliced = header[..schema_message_len(&header)].to_vec();
+    spliced.extend_from_slice(&good[schema_message_len(&good)..]);
+    let path = write(&dir, "nodes.arrows", &spliced);
+    refused(&ipc::ArrowStreamLocator, &path, "fewer field nodes");
+
+    let decimal = Arc::new(Schema::new(vec![Field::new(
+        "d",
+        DataType::Decimal128(0, 0),
+        true,
+    )]));
+    let path = write(&dir, "decimal.arrows", &stream(&decimal, &[]));
+    refused(&ipc::ArrowStreamLocator, &path, "decimal precision 0");
 }

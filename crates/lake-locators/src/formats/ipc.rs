@@ -174,6 +174,7 @@ fn read_footer(path: &Path, file: &File, len: u64) -> Result<Footer> {
     let fb_schema = footer
         .schema()
         .ok_or_else(|| bad("the footer has no schema".into(), footer_at))?;
+    super::ipc_check::check_schema(fb_schema).map_err(|m| bad(m, footer_at))?;
     let schema = Arc::new(arrow_ipc::convert::fb_to_schema(fb_schema));
     let mut blocks = Vec::new();
     let dictionaries = footer
@@ -250,7 +251,14 @@ fn message_bytes<'a>(
 }
 
 /// Row counts of the footer's record batches, from their message headers.
-fn batch_rows(path: &Path, file: &File, len: u64, blocks: &[FooterBlock]) -> Result<Vec<Block>> {
+/// Each batch header is checked against `schema` (see [`super::ipc_check::check_batch`]).
+fn batch_rows(
+    path: &Path,
+    file: &File,
+    len: u64,
+    schema: &Schema,
+    blocks: &[FooterBlock],
+) -> Result<Vec<Block>> {
     let mut out = Vec::with_capacity(blocks.len());
     let mut first_row = 0u64;
     for (i, b) in blocks.iter().enumerate() {
@@ -266,6 +274,13 @@ fn batch_rows(path: &Path, file: &File, len: u64, blocks: &[FooterBlock]) -> Res
         let msg = message_bytes(path, FILE_FORMAT, &meta, b.offset)?;
         let rows = record_batch_rows(path, FILE_FORMAT, msg, b.offset)
             .map_err(|e| e.in_block(i as u64))?;
+        if let Ok(message) = arrow_ipc::root_as_message(msg) {
+            super::ipc_check::check_batch(schema, &message, b.body_len).map_err(|m| {
+                Error::malformed(path, FILE_FORMAT, m)
+                    .at_byte(b.offset)
+                    .in_block(i as u64)
+            })?;
+        }
         out.push(Block::rows(i as u64, first_row, rows));
         first_row += rows;
     }
@@ -350,7 +365,7 @@ impl Locator for ArrowFileLocator {
             let (file, len) = columnar::open(path)?;
             let footer = read_footer(path, &file, len)?;
             let schema = footer.schema.clone();
-            let blocks = batch_rows(path, &file, len, &footer.blocks)?;
+            let blocks = batch_rows(path, &file, len, &footer.schema, &footer.blocks)?;
             let row_count = blocks.last().map_or(0, |b| b.first_row + b.row_count);
             let stats = if options.stats.is_none() {
                 None
@@ -439,7 +454,7 @@ impl Locator for ArrowFileLocator {
                     }
                     stored.to_vec()
                 }
-                None => batch_rows(path, &file, len, footer_blocks)?,
+                None => batch_rows(path, &file, len, &schema, footer_blocks)?,
             };
             let total = blocks.last().map_or(0, |b| b.first_row + b.row_count);
             columnar::check_blocks(path, &blocks, total)?;
@@ -691,6 +706,8 @@ fn walk_stream(path: &Path, file: &File, len: u64, all: bool) -> Result<StreamLa
     let fb_schema = message.header_as_schema().ok_or_else(|| {
         Error::malformed(path, STREAM_FORMAT, "the first message is not a schema").at_byte(0)
     })?;
+    super::ipc_check::check_schema(fb_schema)
+        .map_err(|m| Error::malformed(path, STREAM_FORMAT, m).at_byte(0))?;
     let schema = Arc::new(arrow_ipc::convert::fb_to_schema(fb_schema));
     let schema_end = first.offset + first.total;
     let mut blocks = Vec::new();
@@ -711,6 +728,9 @@ fn walk_stream(path: &Path, file: &File, len: u64, all: bool) -> Result<StreamLa
             Error::malformed(path, STREAM_FORMAT, format!("invalid message: {e}")).at_byte(m.offset)
         })?;
         check_buffers(path, STREAM_FORMAT, file, len, &m)?;
+        let body = u64::try_from(msg.bodyLength()).unwrap_or(0);
+        super::ipc_check::check_batch(&schema, &msg, body)
+            .map_err(|e| Error::malformed(path, STREAM_FORMAT, e).at_byte(m.offset))?;
         if msg.header_as_record_batch().is_none() {
             continue;
         }
