@@ -47,7 +47,9 @@ pub fn type_name(data_type: &DataType) -> String {
                 .collect();
             format!("struct<{}>", inner.join(", "))
         }
-        other => other.to_string().to_lowercase(),
+        // Arrow's own spelling, which `DataType::from_str` reads back (decimals, times,
+        // durations, dictionaries, maps, views, …).
+        other => other.to_string(),
     }
 }
 
@@ -191,9 +193,122 @@ impl Parser<'_> {
                 }
                 DataType::Struct(Fields::from(fields))
             }
-            other => return Err(Error::Schema(format!("unknown type name {other:?}"))),
+            _ => {
+                // Any other type is stored in Arrow's spelling: read the whole expression
+                // (up to a `,` or `>` outside brackets) with Arrow's parser.
+                let start = self.pos - word.len();
+                let end = self.expression_end(start);
+                self.pos = end;
+                arrow_type(self.s[start..end].trim())?
+            }
         })
     }
+
+    /// Where the type expression starting at `start` ends: the first `,` or `>` outside
+    /// parentheses, brackets and angle brackets, or the end of the text.
+    fn expression_end(&self, start: usize) -> usize {
+        let mut depth = 0usize;
+        for (i, c) in self.s[start..].char_indices() {
+            match c {
+                '(' | '[' | '<' => depth += 1,
+                ')' | ']' => depth = depth.saturating_sub(1),
+                '>' if depth == 0 => return start + i,
+                '>' => depth -= 1,
+                ',' if depth == 0 => return start + i,
+                _ => {}
+            }
+        }
+        self.s.len()
+    }
+}
+
+/// A type in Arrow's `Display` spelling. Maps written before this spelling was kept stored
+/// it lower-cased (`decimal128(10, 2)`), so a failed parse is retried with Arrow's keywords
+/// recased.
+fn arrow_type(text: &str) -> Result<DataType> {
+    use std::str::FromStr;
+    if let Ok(t) = DataType::from_str(text) {
+        return Ok(t);
+    }
+    let recased = recase_keywords(text);
+    DataType::from_str(&recased)
+        .map_err(|e| Error::Schema(format!("unknown type name {text:?}: {e}")))
+}
+
+/// Arrow's type keywords in their own case, found by their lower-case form.
+fn recase_keywords(text: &str) -> String {
+    const KEYWORDS: &[&str] = &[
+        "Null",
+        "Boolean",
+        "Int8",
+        "Int16",
+        "Int32",
+        "Int64",
+        "UInt8",
+        "UInt16",
+        "UInt32",
+        "UInt64",
+        "Float16",
+        "Float32",
+        "Float64",
+        "Utf8",
+        "LargeUtf8",
+        "Utf8View",
+        "Binary",
+        "LargeBinary",
+        "BinaryView",
+        "FixedSizeBinary",
+        "Date32",
+        "Date64",
+        "Time32",
+        "Time64",
+        "Timestamp",
+        "Duration",
+        "Interval",
+        "Decimal32",
+        "Decimal64",
+        "Decimal128",
+        "Decimal256",
+        "List",
+        "LargeList",
+        "FixedSizeList",
+        "ListView",
+        "LargeListView",
+        "Struct",
+        "Map",
+        "Dictionary",
+        "RunEndEncoded",
+        "Union",
+        "Second",
+        "Millisecond",
+        "Microsecond",
+        "Nanosecond",
+        "YearMonth",
+        "DayTime",
+        "MonthDayNano",
+        "Sparse",
+        "Dense",
+    ];
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        let fixed = KEYWORDS
+            .iter()
+            .find(|k| k.eq_ignore_ascii_case(word))
+            .map_or(word.as_str(), |k| k);
+        out.push_str(fixed);
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
 }
 
 /// The `schema_json` description of a schema: `[{"name", "type", "nullable"}, ...]`.
@@ -263,6 +378,43 @@ mod tests {
             type_name(&DataType::Timestamp(TimeUnit::Millisecond, None)),
             "timestamp[ms]"
         );
+    }
+
+    #[test]
+    fn arrow_spelled_types_round_trip() {
+        let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+        let types = [
+            DataType::Decimal128(10, 2),
+            DataType::Decimal256(40, 0),
+            dict.clone(),
+            DataType::Time64(TimeUnit::Microsecond),
+            DataType::Time32(TimeUnit::Millisecond),
+            DataType::Duration(TimeUnit::Nanosecond),
+            DataType::FixedSizeBinary(16),
+            DataType::Utf8View,
+            DataType::Struct(Fields::from(vec![
+                Field::new("d", DataType::Decimal128(5, 1), true),
+                Field::new("k", dict, true),
+            ])),
+        ];
+        for t in types {
+            let name = type_name(&t);
+            assert_eq!(parse_type_name(&name).unwrap(), t, "{name}");
+        }
+        // Maps written before the Arrow spelling was kept stored it lower-cased.
+        assert_eq!(
+            parse_type_name("decimal128(10, 2)").unwrap(),
+            DataType::Decimal128(10, 2)
+        );
+        assert_eq!(
+            parse_type_name("struct<a: dictionary(int32, utf8)>").unwrap(),
+            DataType::Struct(Fields::from(vec![Field::new(
+                "a",
+                DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+                true
+            )]))
+        );
+        assert!(parse_type_name("no_such_type(3)").is_err());
     }
 
     #[test]
