@@ -14,11 +14,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use lake_map::discovery::{WalkError, check_entry_path, discover_lenient, mtime_ms};
-use lake_map::{Entry, Fingerprint, HandlerRegistry, LakeMap, load_map};
+use lake_map::{Entry, Fingerprint, HandlerRegistry, LakeMap, hash_file, load_map};
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::hash::blake3_file;
 use crate::report::{DoctorReport, ErrorKind, PathError};
 
 /// Progress of a run (the type map creation reports too), passed to the callback as entries
@@ -136,19 +135,30 @@ pub fn diagnose(map: &LakeMap, options: &DoctorOptions) -> Result<DoctorReport> 
     let hashed: Vec<(usize, State, u64)> = to_hash
         .par_iter()
         .map(|h| {
-            let (state, read) = match blake3_file(&h.full) {
+            let (state, read) = match hash_file(&h.full) {
                 Ok(digest) if digest.eq_ignore_ascii_case(h.expected) => (State::Healthy, h.size),
                 Ok(_) => (State::Modified, h.size),
                 // Deleted between discovery and hashing.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => (State::Missing, 0),
-                Err(e) => (
-                    State::Error(PathError {
-                        path: map.entry(h.index).path.to_string(),
-                        kind: ErrorKind::Unreadable,
-                        message: format!("{}: cannot hash: {e}", h.full.display()),
-                    }),
-                    0,
-                ),
+                Err(lake_map::Error::Io { source, .. })
+                    if source.kind() == io::ErrorKind::NotFound =>
+                {
+                    (State::Missing, 0)
+                }
+                Err(e) => {
+                    // The operating system's error alone: the message names the path itself.
+                    let cause = match &e {
+                        lake_map::Error::Io { source, .. } => source.to_string(),
+                        other => other.to_string(),
+                    };
+                    (
+                        State::Error(PathError {
+                            path: map.entry(h.index).path.to_string(),
+                            kind: ErrorKind::Unreadable,
+                            message: format!("{}: cannot hash: {cause}", h.full.display()),
+                        }),
+                        0,
+                    )
+                }
             };
             let files = done_files.fetch_add(1, Ordering::Relaxed) + 1;
             let bytes = done_bytes.fetch_add(h.size, Ordering::Relaxed) + h.size;

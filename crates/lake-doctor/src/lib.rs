@@ -12,12 +12,12 @@
 //! [`DoctorReport`]. A path that cannot be checked is a [`PathError`] in the report, never a
 //! failure of the whole run and never counted as healthy.
 
+#![forbid(unsafe_code)]
+
 pub mod check;
 pub mod error;
-pub mod hash;
 pub mod report;
 
 pub use check::{DoctorOptions, Progress, ProgressFn, diagnose, diagnose_lake};
 pub use error::{Error, Result};
-pub use hash::blake3_file;
 pub use report::{DoctorReport, ErrorKind, PathError, Verdict};

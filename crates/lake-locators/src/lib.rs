@@ -44,6 +44,6 @@ pub use error::{Error, Result};
 pub use formats::parquet::trace;
 pub use formats::{avro, csv, ipc, json, msgpack, orc, parquet, xlsx};
 pub use locator::{
-    BatchIter, Block, ColumnChunk, ColumnStats, FileIndex, IndexOptions, Locator, PageLocation,
-    ReadRequest, Stats, StatsColumns,
+    BatchIter, Block, ColumnChunk, ColumnStats, DEFAULT_STRIDE, FileIndex, IndexOptions, Locator,
+    PageLocation, ReadRequest, Stats, StatsColumns,
 };

@@ -141,6 +141,10 @@ impl StatsColumns {
     }
 }
 
+/// The default rows per checkpoint of the row formats: [`IndexOptions::default`]'s stride and
+/// the map's default `checkpoint_stride_rows` (lake-map re-exports it).
+pub const DEFAULT_STRIDE: u64 = 65_536;
+
 /// Options of [`Locator::index`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexOptions {
@@ -153,7 +157,7 @@ pub struct IndexOptions {
 impl Default for IndexOptions {
     fn default() -> Self {
         IndexOptions {
-            stride: 65_536,
+            stride: DEFAULT_STRIDE,
             stats: StatsColumns::All,
         }
     }

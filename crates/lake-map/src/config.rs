@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
-/// The default rows per checkpoint of row formats.
-pub const DEFAULT_STRIDE: u64 = 65_536;
+/// The default rows per checkpoint of row formats (defined once, in lake-locators).
+pub use lake_locators::DEFAULT_STRIDE;
 
 /// How a file's identity is fingerprinted in the map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
