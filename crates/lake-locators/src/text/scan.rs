@@ -38,13 +38,13 @@ impl FileBytes {
         if len == 0 {
             return Ok(FileBytes { map: None });
         }
-        // SAFETY: the map is read-only and private to this process. A concurrent writer that
-        // truncates the file could fault the process, which is the documented risk of reading
-        // data lakes in place; the lake map detects modified files by size and mtime first.
         let mut options = memmap2::MmapOptions::new();
         if populate {
             options.populate();
         }
+        // SAFETY: the map is read-only and private to this process. A concurrent writer that
+        // truncates the file could fault the process, which is the documented risk of reading
+        // data lakes in place; the lake map detects modified files by size and mtime first.
         let map = unsafe { options.map(&file) }.map_err(|e| Error::io(path, e))?;
         Ok(FileBytes {
             map: Some(Arc::new(map)),
