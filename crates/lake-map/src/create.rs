@@ -101,55 +101,22 @@ pub fn create_map_with(root: &Path, options: &CreateOptions) -> Result<CreateRep
     let started = Instant::now();
     options.config.validate()?;
     let found = discover(root, &options.registry)?;
-    let total_files = found.files.len() as u64;
-    let total_bytes: u64 = found.files.iter().map(|f| f.size_bytes).sum();
-    let done_files = AtomicU64::new(0);
-    let done_bytes = AtomicU64::new(0);
-    // Largest files first, handed out one at a time as workers free up: the work of a lake
-    // is dominated by its few large files, and a large file started last would leave the
-    // other cores idle while it finishes (longest-processing-time-first scheduling).
-    let mut order: Vec<usize> = (0..found.files.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(found.files[i].size_bytes));
-    let mut indexed: Vec<(usize, Result<MapEntry>)> = order
-        .into_iter()
-        .par_bridge()
-        .map(|i| {
-            let f = &found.files[i];
-            if is_cancelled(options.cancel.as_deref()) {
-                return (i, Err(Error::Interrupted));
-            }
-            let r = index_file(root, f, &options.config);
-            let files = done_files.fetch_add(1, Ordering::Relaxed) + 1;
-            let bytes = done_bytes.fetch_add(f.size_bytes, Ordering::Relaxed) + f.size_bytes;
-            if let Some(cb) = &options.progress {
-                cb(Progress {
-                    done_files: files,
-                    total_files,
-                    done_bytes: bytes,
-                    total_bytes,
-                });
-            }
-            (i, r)
-        })
-        .collect();
+    let todo: Vec<usize> = (0..found.files.len()).collect();
+    let mut slots: Vec<Option<Result<MapEntry>>> = (0..found.files.len()).map(|_| None).collect();
+    for (i, r) in index_files(
+        root,
+        &found.files,
+        todo,
+        &options.config,
+        options.progress.as_ref(),
+        options.cancel.as_deref(),
+    ) {
+        slots[i] = Some(r);
+    }
     if is_cancelled(options.cancel.as_deref()) {
         return Err(Error::Interrupted);
     }
-    indexed.sort_unstable_by_key(|(i, _)| *i);
-    let results = indexed.into_iter().map(|(_, r)| r);
-    let mut entries = Vec::with_capacity(results.len());
-    let mut failures = Vec::new();
-    for (file, result) in found.files.iter().zip(results) {
-        match result {
-            Ok(e) => entries.push(e),
-            Err(err) if options.skip_errors => failures.push(FileFailure {
-                path: file.path.clone(),
-                message: err.to_string(),
-            }),
-            Err(err) => return Err(err),
-        }
-    }
-    assign_first_global_rows(&mut entries);
+    let (entries, failures) = assemble(&found.files, slots, options.skip_errors)?;
     let map = LakeMap::from_entries(root, options.config.clone(), &entries)?;
     if !options.dry_run {
         write_map(&map)?;
@@ -159,6 +126,77 @@ pub fn create_map_with(root: &Path, options: &CreateOptions) -> Result<CreateRep
         failures,
         elapsed: started.elapsed(),
     })
+}
+
+/// Indexes the discovered files `todo` (indices into `files`) in parallel with
+/// [`index_file`] and returns each one's result with its index, in index order. `progress`
+/// counts only these files. Map creation indexes every file; an update only the new and
+/// modified ones.
+pub(crate) fn index_files(
+    root: &Path,
+    files: &[DiscoveredFile],
+    mut todo: Vec<usize>,
+    config: &MapConfig,
+    progress: Option<&ProgressFn>,
+    cancel: Option<&AtomicBool>,
+) -> Vec<(usize, Result<MapEntry>)> {
+    let total_files = todo.len() as u64;
+    let total_bytes: u64 = todo.iter().map(|&i| files[i].size_bytes).sum();
+    let done_files = AtomicU64::new(0);
+    let done_bytes = AtomicU64::new(0);
+    // Largest files first, handed out one at a time as workers free up: the work of a lake
+    // is dominated by its few large files, and a large file started last would leave the
+    // other cores idle while it finishes (longest-processing-time-first scheduling).
+    todo.sort_by_key(|&i| std::cmp::Reverse(files[i].size_bytes));
+    let mut indexed: Vec<(usize, Result<MapEntry>)> = todo
+        .into_iter()
+        .par_bridge()
+        .map(|i| {
+            let f = &files[i];
+            if is_cancelled(cancel) {
+                return (i, Err(Error::Interrupted));
+            }
+            let r = index_file(root, f, config);
+            let done = done_files.fetch_add(1, Ordering::Relaxed) + 1;
+            let bytes = done_bytes.fetch_add(f.size_bytes, Ordering::Relaxed) + f.size_bytes;
+            if let Some(cb) = progress {
+                cb(Progress {
+                    done_files: done,
+                    total_files,
+                    done_bytes: bytes,
+                    total_bytes,
+                });
+            }
+            (i, r)
+        })
+        .collect();
+    indexed.sort_unstable_by_key(|(i, _)| *i);
+    indexed
+}
+
+/// The map's entries in discovery order from one slot per discovered file (`None`: the
+/// file is left out), with `first_global_row` assigned. A failed file fails the whole
+/// build, or with `skip_errors` is left out and listed in the failures.
+pub(crate) fn assemble(
+    files: &[DiscoveredFile],
+    slots: Vec<Option<Result<MapEntry>>>,
+    skip_errors: bool,
+) -> Result<(Vec<MapEntry>, Vec<FileFailure>)> {
+    let mut entries = Vec::with_capacity(slots.len());
+    let mut failures = Vec::new();
+    for (file, slot) in files.iter().zip(slots) {
+        match slot {
+            None => {}
+            Some(Ok(e)) => entries.push(e),
+            Some(Err(err)) if skip_errors => failures.push(FileFailure {
+                path: file.path.clone(),
+                message: err.to_string(),
+            }),
+            Some(Err(err)) => return Err(err),
+        }
+    }
+    assign_first_global_rows(&mut entries);
+    Ok((entries, failures))
 }
 
 /// True once `cancel` was set.
@@ -206,7 +244,10 @@ pub fn index_file(root: &Path, file: &DiscoveredFile, config: &MapConfig) -> Res
     let stats_json = if config.stats_columns.is_none() {
         None
     } else {
-        Some(to_json(&index.stats.unwrap_or_default(), &full)?)
+        Some(to_json(
+            &storable_stats(index.stats.unwrap_or_default()),
+            &full,
+        )?)
     };
     Ok(MapEntry {
         path: file.path.clone(),
@@ -220,6 +261,18 @@ pub fn index_file(root: &Path, file: &DiscoveredFile, config: &MapConfig) -> Res
         stats_json,
         schema_json: Some(schema_to_json(&index.schema).to_string()),
     })
+}
+
+/// The statistics a map can store: JSON has no infinities (they would be written as `null`,
+/// which no longer reads back as a bound), so a float column with an infinite bound gets no
+/// statistics at all. That is safe: a column without statistics is never pruned, whereas
+/// leaving the infinity out of its bounds would wrongly prune it.
+fn storable_stats(mut stats: lake_locators::Stats) -> lake_locators::Stats {
+    stats.retain(|_, s| match s {
+        lake_locators::ColumnStats::Float { min, max } => min.is_finite() && max.is_finite(),
+        _ => true,
+    });
+    stats
 }
 
 fn to_json<T: serde::Serialize>(value: &T, path: &Path) -> Result<String> {
@@ -236,4 +289,34 @@ pub fn hash_file(path: &Path) -> Result<String> {
         .update_mmap_rayon(path)
         .map_err(|e| Error::io(path, e))?;
     Ok(hasher.finalize().to_hex().to_string())
+}
+
+#[cfg(test)]
+mod stats_tests {
+    use lake_locators::ColumnStats;
+
+    #[test]
+    fn infinite_float_bounds_are_not_stored() {
+        let mut stats = lake_locators::Stats::new();
+        stats.insert(
+            "a".into(),
+            ColumnStats::Float {
+                min: 1.0,
+                max: f64::INFINITY,
+            },
+        );
+        stats.insert(
+            "b".into(),
+            ColumnStats::Float {
+                min: -2.5,
+                max: 3.0,
+            },
+        );
+        stats.insert("c".into(), ColumnStats::Int { min: 1, max: 2 });
+        let kept = super::storable_stats(stats);
+        assert_eq!(kept.keys().collect::<Vec<_>>(), vec!["b", "c"]);
+        let text = serde_json::to_string(&kept).expect("json");
+        let back: lake_locators::Stats = serde_json::from_str(&text).expect("reads back");
+        assert_eq!(back, kept);
+    }
 }

@@ -7,7 +7,8 @@
 //! never parse a data format itself (that is a locator's job) and never depend on TsFile.
 //!
 //! The usual flow: [`create_map`] (discover, index in parallel, write), later [`load_map`],
-//! then [`LakeMap::locate_row`] and [`LakeMap::slice`].
+//! then [`LakeMap::locate_row`] and [`LakeMap::slice`]; [`update_map`] refreshes a map by
+//! re-indexing only the files that changed.
 
 pub mod config;
 pub mod create;
@@ -18,6 +19,7 @@ pub mod lake_map;
 pub mod map_file;
 pub mod read;
 pub mod show;
+pub mod update;
 
 pub use config::{DEFAULT_STRIDE, Fingerprint, MapConfig};
 pub use create::{
@@ -34,3 +36,4 @@ pub use lake_locators::StatsColumns;
 pub use lake_map::{Entry, LakeMap, Location, MapEntry, Segment, assign_first_global_rows};
 pub use map_file::{MAP_SCHEMA, load_map, load_map_file, map_schema, write_map, write_map_to};
 pub use read::FileSlice;
+pub use update::{UpdateOptions, UpdateReport, update_map, update_map_with};

@@ -7,3 +7,4 @@ mod map_file;
 mod security;
 mod slicing;
 mod testdata_lake;
+mod update;

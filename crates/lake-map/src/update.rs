@@ -1,0 +1,294 @@
+//! `update_map`: refresh a lake's map by re-indexing only what changed.
+//!
+//! The existing map is loaded and the lake discovered again with the caller's handler
+//! registry. Each discovered file whose entry is still healthy under the map's own
+//! fingerprint mode keeps its entry; new files, changed files and entries that cannot be
+//! reused are indexed with the same per-file function map creation uses
+//! ([`crate::create::index_files`]); entries whose file is gone are dropped. The map's stride,
+//! fingerprint and statistics options are kept, `first_global_row` is renumbered and the
+//! map is published with the atomic writer, so the result is the map `create` would write
+//! for the same tree with the same options. A lake without a map gets one created.
+//!
+//! Health, per fingerprint mode:
+//! - `metadata`: same size and mtime. A file touched without a change of content (new
+//!   mtime) is re-indexed; its new entry equals the old one but for `mtime_ms`.
+//! - `blake3`: same size and the same BLAKE3 digest of the content, whatever the mtime. A
+//!   touched but unchanged file keeps its entry (only `mtime_ms` is refreshed, which is what
+//!   indexing it again would store); a same-size edit that kept the mtime is caught by the
+//!   digest and re-indexed. Every kept file is hashed, as the Lake Doctor does.
+//!
+//! An entry is also re-indexed when the handler discovery now picks for its path could not
+//! have produced it (another format, or a dynamic handler over an entry with blocks), or
+//! when it lacks what the map's options require (schema, statistics, digest): the entries
+//! of a legacy map (schema 1 or 2) are therefore all rebuilt.
+//!
+//! A failure or a cancellation leaves the old map untouched: nothing is written before every
+//! file is indexed, and the writer replaces the map by renaming a complete temporary file.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use crate::config::{Fingerprint, MapConfig};
+use crate::create::{
+    CreateOptions, FileFailure, ProgressFn, assemble, create_map_with, hash_file, index_files,
+    is_cancelled,
+};
+use crate::discovery::{DiscoveredFile, discover, resolve_map_path};
+use crate::error::{Error, Result};
+use crate::handlers::HandlerRegistry;
+use crate::lake_map::{Entry, LakeMap, MapEntry};
+use crate::map_file::{MAP_SCHEMA, load_map, write_map};
+
+/// Everything [`update_map_with`] needs besides the root.
+#[derive(Clone, Default)]
+pub struct UpdateOptions {
+    /// Built-in and dynamic handlers (the ones the map was created with, so that discovery
+    /// takes the same files).
+    pub registry: HandlerRegistry,
+    /// Leave files that fail to index out (and report them) instead of failing.
+    pub skip_errors: bool,
+    /// Called after each file indexed (only the files re-indexed are counted).
+    pub progress: Option<ProgressFn>,
+    /// Compute the updated map without writing `.br_map.bazan`.
+    pub dry_run: bool,
+    /// The configuration of the map created when the lake has none (an existing map keeps
+    /// its own).
+    pub new_config: MapConfig,
+    /// Set from another thread to stop the update before its next file: it then fails with
+    /// [`Error::Interrupted`] and writes nothing (the old map stays).
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+impl std::fmt::Debug for UpdateOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpdateOptions")
+            .field("registry", &self.registry)
+            .field("skip_errors", &self.skip_errors)
+            .field("progress", &self.progress.is_some())
+            .field("dry_run", &self.dry_run)
+            .field("new_config", &self.new_config)
+            .field("cancel", &self.cancel)
+            .finish()
+    }
+}
+
+/// What an update did.
+#[derive(Debug)]
+pub struct UpdateReport {
+    /// The updated map (already written unless `dry_run`).
+    pub map: LakeMap,
+    /// True when the lake had no map and one was created.
+    pub created: bool,
+    /// Files indexed that the old map did not have (all files when `created`), in map order.
+    pub added: Vec<String>,
+    /// Files of the old map that were re-indexed (changed, or their entry could not be
+    /// reused), in map order.
+    pub modified: Vec<String>,
+    /// Entries of the old map dropped because discovery no longer finds their file, in map
+    /// order.
+    pub removed: Vec<String>,
+    /// Entries reused without re-indexing.
+    pub kept: usize,
+    /// Files left out because they failed to index (only with `skip_errors`); such a file
+    /// is in neither `added` nor `modified`, and its old entry (if any) is dropped.
+    pub failures: Vec<FileFailure>,
+    /// Wall time of the update.
+    pub elapsed: Duration,
+}
+
+/// Updates (or creates) the map of the lake at `root` with the built-in handlers.
+pub fn update_map(root: &Path) -> Result<UpdateReport> {
+    update_map_with(root, &UpdateOptions::default())
+}
+
+/// What to do with one discovered file.
+enum Plan {
+    /// Reuse the old entry (its `mtime_ms` replaced by the file's current one).
+    Keep(usize),
+    /// Keep the old entry if the file's digest still equals it, else re-index.
+    Hash(usize),
+    /// Index the file (new: `None`; re-index of an old entry: `Some`).
+    Index(Option<usize>),
+}
+
+/// Updates (or, unless `dry_run`, writes) the map of the lake at `root`; see the module
+/// documentation for what is reused.
+pub fn update_map_with(root: &Path, options: &UpdateOptions) -> Result<UpdateReport> {
+    let started = Instant::now();
+    let map_path = resolve_map_path(root);
+    match std::fs::symlink_metadata(&map_path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return create_instead(root, options, started);
+        }
+        Err(e) => return Err(Error::io(&map_path, e)),
+        Ok(_) => {}
+    }
+    let cancel = options.cancel.as_deref();
+    let old = load_map(root)?;
+    let config = old.config().clone();
+    config.validate()?;
+    let found = discover(root, &options.registry)?;
+
+    let old_index: HashMap<&str, usize> = old.entries().map(|e| (e.path, e.index)).collect();
+    let mut seen = vec![false; old.total_files()];
+    let plans: Vec<Plan> = found
+        .files
+        .iter()
+        .map(|f| {
+            let Some(&i) = old_index.get(f.path.as_str()) else {
+                return Plan::Index(None);
+            };
+            seen[i] = true;
+            let e = old.entry(i);
+            if !reusable(&e, f, &config, old.map_schema()) || f.size_bytes != e.size_bytes {
+                return Plan::Index(Some(i));
+            }
+            match config.fingerprint {
+                Fingerprint::Metadata if f.mtime_ms == e.mtime_ms => Plan::Keep(i),
+                Fingerprint::Metadata => Plan::Index(Some(i)),
+                Fingerprint::Blake3 => Plan::Hash(i),
+            }
+        })
+        .collect();
+
+    // Blake3: hash in parallel; a file whose digest no longer matches is re-indexed.
+    let digests: Vec<(usize, bool)> = plans
+        .par_iter()
+        .enumerate()
+        .filter_map(|(k, p)| match p {
+            Plan::Hash(_) if is_cancelled(cancel) => None,
+            Plan::Hash(i) => {
+                let expected = old.entry(*i).blake3.unwrap_or_default();
+                let same = hash_file(&root.join(&found.files[k].path))
+                    .is_ok_and(|d| d.eq_ignore_ascii_case(expected));
+                Some((k, same))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut plans = plans;
+    for (k, same) in digests {
+        if let Plan::Hash(i) = plans[k] {
+            plans[k] = if same {
+                Plan::Keep(i)
+            } else {
+                Plan::Index(Some(i))
+            };
+        }
+    }
+
+    let todo: Vec<usize> = plans
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| matches!(p, Plan::Index(_)))
+        .map(|(k, _)| k)
+        .collect();
+    let mut slots: Vec<Option<Result<MapEntry>>> = plans
+        .iter()
+        .zip(&found.files)
+        .map(|(p, f)| match p {
+            Plan::Keep(i) => Some(Ok(kept_entry(&old.entry(*i), f))),
+            _ => None,
+        })
+        .collect();
+    let kept = found.files.len() - todo.len();
+    for (k, r) in index_files(
+        root,
+        &found.files,
+        todo,
+        &config,
+        options.progress.as_ref(),
+        cancel,
+    ) {
+        slots[k] = Some(r);
+    }
+    if is_cancelled(cancel) {
+        return Err(Error::Interrupted);
+    }
+
+    let mut added = Vec::new();
+    let mut modified = Vec::new();
+    for ((plan, f), slot) in plans.iter().zip(&found.files).zip(&slots) {
+        match (plan, slot) {
+            (Plan::Index(None), Some(Ok(_))) => added.push(f.path.clone()),
+            (Plan::Index(Some(_)), Some(Ok(_))) => modified.push(f.path.clone()),
+            _ => {}
+        }
+    }
+    let removed: Vec<String> = old
+        .entries()
+        .filter(|e| !seen[e.index])
+        .map(|e| e.path.to_string())
+        .collect();
+    let (entries, failures) = assemble(&found.files, slots, options.skip_errors)?;
+    let map = LakeMap::from_entries(root, config, &entries)?;
+    if !options.dry_run {
+        write_map(&map)?;
+    }
+    Ok(UpdateReport {
+        map,
+        created: false,
+        added,
+        modified,
+        removed,
+        kept,
+        failures,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// No map yet: create one with `new_config`; every file is added.
+fn create_instead(root: &Path, options: &UpdateOptions, started: Instant) -> Result<UpdateReport> {
+    let created = create_map_with(
+        root,
+        &CreateOptions {
+            config: options.new_config.clone(),
+            registry: options.registry.clone(),
+            skip_errors: options.skip_errors,
+            progress: options.progress.clone(),
+            dry_run: options.dry_run,
+            cancel: options.cancel.clone(),
+        },
+    )?;
+    let added = created.map.entries().map(|e| e.path.to_string()).collect();
+    Ok(UpdateReport {
+        map: created.map,
+        created: true,
+        added,
+        modified: Vec::new(),
+        removed: Vec::new(),
+        kept: 0,
+        failures: created.failures,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// True when `e` holds what indexing `f` with `config` would store apart from the
+/// fingerprint: the handler discovery picks now produces its format (and stores no blocks
+/// if it is dynamic), and the entry has the schema, statistics and digest the options ask
+/// for.
+fn reusable(e: &Entry<'_>, f: &DiscoveredFile, config: &MapConfig, map_schema: u32) -> bool {
+    let locator = &f.handler.locator;
+    let same_handler = locator.name() == e.format || locator.formats().contains(&e.format);
+    let blocks_ok = !f.handler.dynamic || e.row_groups_json == "[]";
+    let stats_ok = e.stats_json.is_some() != config.stats_columns.is_none();
+    let digest_ok = (config.fingerprint == Fingerprint::Blake3) == e.blake3.is_some();
+    map_schema == MAP_SCHEMA
+        && same_handler
+        && blocks_ok
+        && stats_ok
+        && digest_ok
+        && e.schema_json.is_some()
+}
+
+/// The old entry as this update stores it: as read, with the file's current mtime.
+fn kept_entry(e: &Entry<'_>, f: &DiscoveredFile) -> MapEntry {
+    let mut entry = e.to_owned_entry();
+    entry.mtime_ms = f.mtime_ms;
+    entry
+}
