@@ -106,3 +106,100 @@ fn damaged_ipc_streams_are_refused() {
     let path = write(&dir, "decimal.arrows", &stream(&decimal, &[]));
     refused(&ipc::ArrowStreamLocator, &path, "decimal precision 0");
 }
+
+/// An Avro container of `schema` holding `values`, written by apache-avro.
+fn avro_file(schema: &str, values: Vec<apache_avro::types::Value>) -> Vec<u8> {
+    let schema = apache_avro::Schema::parse_str(schema).unwrap();
+    let mut w = apache_avro::Writer::new(&schema, Vec::new()).unwrap();
+    for v in values {
+        w.append_value(v).unwrap();
+    }
+    w.into_inner().unwrap()
+}
+
+/// Avro files whose fields are nested or logical types are counted from the block headers
+/// and read: records, arrays, maps and unions of several types as JSON text (the string
+/// fallback), decimals as Decimal128, time-millis as Time32; a top-level schema that is not
+/// a record is one column `value`.
+#[test]
+fn avro_nested_logical_and_bare_schemas() {
+    use apache_avro::types::Value as V;
+    let dir = tempfile::tempdir().unwrap();
+    let schema = r#"{"type":"record","name":"r","fields":[
+      {"name":"id","type":"int"},
+      {"name":"inner","type":{"type":"record","name":"in","fields":[{"name":"x","type":"long"}]}},
+      {"name":"tags","type":{"type":"array","items":"string"}},
+      {"name":"attrs","type":{"type":"map","values":"int"}},
+      {"name":"either","type":["null","int","string"]},
+      {"name":"price","type":{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}},
+      {"name":"at","type":{"type":"int","logicalType":"time-millis"}}]}"#;
+    let row = |i: i32| {
+        V::Record(vec![
+            ("id".into(), V::Int(i)),
+            (
+                "inner".into(),
+                V::Record(vec![("x".into(), V::Long(i as i64 * 10))]),
+            ),
+            ("tags".into(), V::Array(vec![V::String(format!("t{i}"))])),
+            (
+                "attrs".into(),
+                V::Map([("k".to_string(), V::Int(i))].into_iter().collect()),
+            ),
+            (
+                "either".into(),
+                if i == 0 {
+                    V::Union(1, Box::new(V::Int(7)))
+                } else {
+                    V::Union(2, Box::new(V::String("s".into())))
+                },
+            ),
+            (
+                "price".into(),
+                V::Decimal(apache_avro::Decimal::from(vec![0x01, 0x2c])),
+            ),
+            ("at".into(), V::TimeMillis(1000 * i)),
+        ])
+    };
+    let path = write(
+        &dir,
+        "nested.avro",
+        &avro_file(schema, vec![row(0), row(1)]),
+    );
+    let (idx, rows) = index_and_read(&lake_locators::avro::AvroLocator, &path);
+    assert_eq!(idx.row_count, 2);
+    let types: Vec<String> = idx
+        .schema
+        .fields()
+        .iter()
+        .map(|f| f.data_type().to_string())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "Int32",
+            "Utf8",
+            "Utf8",
+            "Utf8",
+            "Utf8",
+            "Decimal128(9, 2)",
+            "Time32(ms)"
+        ]
+    );
+    assert_eq!(rows[1]["inner"], json!("{\"x\":10}"));
+    assert_eq!(rows[1]["tags"], json!("[\"t1\"]"));
+    assert_eq!(rows[0]["attrs"], json!("{\"k\":0}"));
+    assert_eq!(rows[0]["either"], json!("7"));
+    assert_eq!(rows[1]["either"], json!("\"s\""));
+
+    let bare = write(
+        &dir,
+        "bare.avro",
+        &avro_file(
+            r#"{"type":"array","items":"long"}"#,
+            vec![V::Array(vec![V::Long(1)]), V::Array(vec![])],
+        ),
+    );
+    let (idx, rows) = index_and_read(&lake_locators::avro::AvroLocator, &bare);
+    assert_eq!(idx.row_count, 2);
+    assert_eq!(rows, [json!({"value": "[1]"}), json!({"value": "[]"})]);
+}

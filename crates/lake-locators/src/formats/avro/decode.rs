@@ -8,12 +8,15 @@ use std::sync::Arc;
 use apache_avro::types::Value;
 use apache_avro::{Codec, Schema as AvroSchema};
 use arrow_array::builder::{
-    BinaryBuilder, BooleanBuilder, Date32Builder, Float32Builder, Float64Builder, Int32Builder,
-    Int64Builder, StringBuilder, TimestampMicrosecondBuilder, TimestampMillisecondBuilder,
-    TimestampNanosecondBuilder,
+    BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Decimal256Builder,
+    Float32Builder, Float64Builder, Int32Builder, Int64Builder, IntervalMonthDayNanoBuilder,
+    StringBuilder, Time32MillisecondBuilder, Time64MicrosecondBuilder, TimestampMicrosecondBuilder,
+    TimestampMillisecondBuilder, TimestampNanosecondBuilder,
 };
+use arrow_array::types::IntervalMonthDayNano;
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow_buffer::i256;
+use arrow_schema::{DataType, Field, IntervalUnit, Schema, SchemaRef, TimeUnit};
 
 use crate::error::{Error, Result};
 
@@ -88,80 +91,132 @@ pub(super) enum Kind {
     TsMillis,
     TsMicros,
     TsNanos,
+    /// time-millis, as Time32(ms).
+    TimeMillis,
+    /// time-micros, as Time64(µs).
+    TimeMicros,
+    /// decimal (bytes or fixed) of at most 38 digits, as Decimal128.
+    Decimal128,
+    /// decimal of 39 to 76 digits, as Decimal256.
+    Decimal256,
+    /// duration (months, days, milliseconds), as Interval(MonthDayNano) like arrow-avro.
+    Duration,
+    /// Records, arrays, maps, unions of several types, named references and big decimals:
+    /// the value as JSON text (Avro's JSON encoding), the lake's string fallback.
+    Json,
 }
 
-/// The Arrow schema of a record schema, with each field's kind.
+/// The name of the one column of a file whose top-level schema is not a record.
+pub(super) const VALUE_COLUMN: &str = "value";
+
+/// The Arrow schema of a file's schema, with each field's kind: a record's fields are the
+/// columns; any other top-level schema is one column named [`VALUE_COLUMN`].
 pub(super) fn arrow_schema(path: &Path, schema: &AvroSchema) -> Result<(SchemaRef, Vec<Kind>)> {
     let AvroSchema::Record(record) = schema else {
-        return Err(Error::Unsupported {
-            path: path.to_path_buf(),
-            message: "the Avro schema is not a record, so it has no columns".into(),
-        });
+        let (kind, data_type, nullable) = field_type(path, VALUE_COLUMN, schema)?;
+        return Ok((
+            Arc::new(Schema::new(vec![Field::new(
+                VALUE_COLUMN,
+                data_type,
+                nullable,
+            )])),
+            vec![kind],
+        ));
     };
     let mut fields = Vec::with_capacity(record.fields.len());
     let mut kinds = Vec::with_capacity(record.fields.len());
     for f in &record.fields {
-        let (inner, nullable) = match &f.schema {
-            AvroSchema::Union(u) => {
-                let non_null: Vec<&AvroSchema> = u
-                    .variants()
-                    .iter()
-                    .filter(|v| !matches!(v, AvroSchema::Null))
-                    .collect();
-                match non_null.as_slice() {
-                    [one] => (*one, u.variants().len() > 1),
-                    _ => return Err(unsupported(path, &f.name, "a union of several types")),
-                }
-            }
-            other => (other, false),
-        };
-        let (kind, data_type) = match inner {
-            AvroSchema::Boolean => (Kind::Bool, DataType::Boolean),
-            AvroSchema::Int => (Kind::Int, DataType::Int32),
-            AvroSchema::Long => (Kind::Long, DataType::Int64),
-            AvroSchema::Float => (Kind::Float, DataType::Float32),
-            AvroSchema::Double => (Kind::Double, DataType::Float64),
-            AvroSchema::Bytes | AvroSchema::Fixed(_) => (Kind::Bytes, DataType::Binary),
-            AvroSchema::String | AvroSchema::Enum(_) | AvroSchema::Uuid(_) => {
-                (Kind::Str, DataType::Utf8)
-            }
-            AvroSchema::Date => (Kind::Date, DataType::Date32),
-            AvroSchema::TimestampMillis => (
-                Kind::TsMillis,
-                DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
-            ),
-            AvroSchema::TimestampMicros => (
-                Kind::TsMicros,
-                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-            ),
-            AvroSchema::TimestampNanos => (
-                Kind::TsNanos,
-                DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
-            ),
-            AvroSchema::LocalTimestampMillis => (
-                Kind::TsMillis,
-                DataType::Timestamp(TimeUnit::Millisecond, None),
-            ),
-            AvroSchema::LocalTimestampMicros => (
-                Kind::TsMicros,
-                DataType::Timestamp(TimeUnit::Microsecond, None),
-            ),
-            AvroSchema::LocalTimestampNanos => (
-                Kind::TsNanos,
-                DataType::Timestamp(TimeUnit::Nanosecond, None),
-            ),
-            _ => return Err(unsupported(path, &f.name, "a nested or logical type")),
-        };
+        let (kind, data_type, nullable) = field_type(path, &f.name, &f.schema)?;
         fields.push(Field::new(&f.name, data_type, nullable));
         kinds.push(kind);
     }
     Ok((Arc::new(Schema::new(fields)), kinds))
 }
 
+/// The kind, Arrow type and nullability of a field of schema `schema`.
+fn field_type(path: &Path, name: &str, schema: &AvroSchema) -> Result<(Kind, DataType, bool)> {
+    let (inner, nullable) = match schema {
+        AvroSchema::Union(u) => {
+            let non_null: Vec<&AvroSchema> = u
+                .variants()
+                .iter()
+                .filter(|v| !matches!(v, AvroSchema::Null))
+                .collect();
+            match non_null.as_slice() {
+                [one] => (*one, u.variants().len() > 1),
+                [] => return Ok((Kind::Json, DataType::Utf8, true)),
+                _ => return Ok((Kind::Json, DataType::Utf8, true)),
+            }
+        }
+        AvroSchema::Null => return Ok((Kind::Json, DataType::Utf8, true)),
+        other => (other, false),
+    };
+    let (kind, data_type) = match inner {
+        AvroSchema::Boolean => (Kind::Bool, DataType::Boolean),
+        AvroSchema::Int => (Kind::Int, DataType::Int32),
+        AvroSchema::Long => (Kind::Long, DataType::Int64),
+        AvroSchema::Float => (Kind::Float, DataType::Float32),
+        AvroSchema::Double => (Kind::Double, DataType::Float64),
+        AvroSchema::Bytes | AvroSchema::Fixed(_) => (Kind::Bytes, DataType::Binary),
+        AvroSchema::String | AvroSchema::Enum(_) | AvroSchema::Uuid(_) => {
+            (Kind::Str, DataType::Utf8)
+        }
+        AvroSchema::Date => (Kind::Date, DataType::Date32),
+        AvroSchema::TimeMillis => (Kind::TimeMillis, DataType::Time32(TimeUnit::Millisecond)),
+        AvroSchema::TimeMicros => (Kind::TimeMicros, DataType::Time64(TimeUnit::Microsecond)),
+        AvroSchema::TimestampMillis => (
+            Kind::TsMillis,
+            DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+        ),
+        AvroSchema::TimestampMicros => (
+            Kind::TsMicros,
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        ),
+        AvroSchema::TimestampNanos => (
+            Kind::TsNanos,
+            DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
+        ),
+        AvroSchema::LocalTimestampMillis => (
+            Kind::TsMillis,
+            DataType::Timestamp(TimeUnit::Millisecond, None),
+        ),
+        AvroSchema::LocalTimestampMicros => (
+            Kind::TsMicros,
+            DataType::Timestamp(TimeUnit::Microsecond, None),
+        ),
+        AvroSchema::LocalTimestampNanos => (
+            Kind::TsNanos,
+            DataType::Timestamp(TimeUnit::Nanosecond, None),
+        ),
+        AvroSchema::Decimal(d) => {
+            let (Ok(p), Ok(s)) = (u8::try_from(d.precision), i8::try_from(d.scale)) else {
+                return Err(unsupported(path, name, "a decimal of more than 76 digits"));
+            };
+            match p {
+                1..=38 if s as u8 <= p => (Kind::Decimal128, DataType::Decimal128(p, s)),
+                39..=76 if s as u8 <= p => (Kind::Decimal256, DataType::Decimal256(p, s)),
+                _ => {
+                    return Err(unsupported(
+                        path,
+                        name,
+                        "a decimal whose precision and scale Arrow cannot hold",
+                    ));
+                }
+            }
+        }
+        AvroSchema::Duration(_) => (
+            Kind::Duration,
+            DataType::Interval(IntervalUnit::MonthDayNano),
+        ),
+        _ => (Kind::Json, DataType::Utf8),
+    };
+    Ok((kind, data_type, nullable))
+}
+
 fn unsupported(path: &Path, field: &str, what: &str) -> Error {
     Error::Unsupported {
         path: path.to_path_buf(),
-        message: format!("Avro field {field:?} is {what}, which has no flat Arrow column here"),
+        message: format!("Avro field {field:?} is {what}"),
     }
 }
 
@@ -178,6 +233,12 @@ pub(super) enum Column {
     TsMillis(TimestampMillisecondBuilder, Option<Arc<str>>),
     TsMicros(TimestampMicrosecondBuilder, Option<Arc<str>>),
     TsNanos(TimestampNanosecondBuilder, Option<Arc<str>>),
+    TimeMillis(Time32MillisecondBuilder),
+    TimeMicros(Time64MicrosecondBuilder),
+    Decimal128(Decimal128Builder, DataType),
+    Decimal256(Decimal256Builder, DataType),
+    Duration(IntervalMonthDayNanoBuilder),
+    Json(StringBuilder),
 }
 
 impl Column {
@@ -199,11 +260,25 @@ impl Column {
             Kind::TsMillis => Column::TsMillis(TimestampMillisecondBuilder::new(), tz),
             Kind::TsMicros => Column::TsMicros(TimestampMicrosecondBuilder::new(), tz),
             Kind::TsNanos => Column::TsNanos(TimestampNanosecondBuilder::new(), tz),
+            Kind::TimeMillis => Column::TimeMillis(Time32MillisecondBuilder::new()),
+            Kind::TimeMicros => Column::TimeMicros(Time64MicrosecondBuilder::new()),
+            Kind::Decimal128 => Column::Decimal128(Decimal128Builder::new(), data_type.clone()),
+            Kind::Decimal256 => Column::Decimal256(Decimal256Builder::new(), data_type.clone()),
+            Kind::Duration => Column::Duration(IntervalMonthDayNanoBuilder::new()),
+            Kind::Json => Column::Json(StringBuilder::new()),
         }
     }
 
     /// Appends one value; `false` when the value does not fit the column's type.
     pub(super) fn push(&mut self, value: &Value) -> bool {
+        if let Column::Json(b) = self {
+            match value {
+                Value::Null => b.append_null(),
+                Value::Union(_, inner) if matches!(**inner, Value::Null) => b.append_null(),
+                v => b.append_value(json_text(v)),
+            }
+            return true;
+        }
         let value = match value {
             Value::Union(_, inner) => inner.as_ref(),
             v => v,
@@ -221,6 +296,12 @@ impl Column {
                 Column::TsMillis(b, _) => b.append_null(),
                 Column::TsMicros(b, _) => b.append_null(),
                 Column::TsNanos(b, _) => b.append_null(),
+                Column::TimeMillis(b) => b.append_null(),
+                Column::TimeMicros(b) => b.append_null(),
+                Column::Decimal128(b, _) => b.append_null(),
+                Column::Decimal256(b, _) => b.append_null(),
+                Column::Duration(b) => b.append_null(),
+                Column::Json(b) => b.append_null(),
             }
             return true;
         }
@@ -245,6 +326,39 @@ impl Column {
             (Column::TsNanos(b, _), Value::TimestampNanos(v) | Value::LocalTimestampNanos(v)) => {
                 b.append_value(*v)
             }
+            (Column::TimeMillis(b), Value::TimeMillis(v)) => b.append_value(*v),
+            (Column::TimeMicros(b), Value::TimeMicros(v)) => b.append_value(*v),
+            (Column::Decimal128(b, _), Value::Decimal(d)) => {
+                match Vec::<u8>::try_from(d)
+                    .ok()
+                    .and_then(|v| signed_be::<16>(&v))
+                {
+                    Some(bytes) => b.append_value(i128::from_be_bytes(bytes)),
+                    None => return false,
+                }
+            }
+            (Column::Decimal256(b, _), Value::Decimal(d)) => {
+                match Vec::<u8>::try_from(d)
+                    .ok()
+                    .and_then(|v| signed_be::<32>(&v))
+                {
+                    Some(bytes) => b.append_value(i256::from_be_bytes(bytes)),
+                    None => return false,
+                }
+            }
+            (Column::Duration(b), Value::Duration(d)) => {
+                let (months, days, millis) = (
+                    u32::from(d.months()),
+                    u32::from(d.days()),
+                    u32::from(d.millis()),
+                );
+                // Avro's fields are unsigned; Arrow's are signed (fastavro reads them as is).
+                b.append_value(IntervalMonthDayNano::new(
+                    months as i32,
+                    days as i32,
+                    i64::from(millis) * 1_000_000,
+                ))
+            }
             _ => return false,
         }
         true
@@ -264,6 +378,26 @@ impl Column {
             Column::TsMillis(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
             Column::TsMicros(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
             Column::TsNanos(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
+            Column::TimeMillis(b) => Arc::new(b.finish()),
+            Column::TimeMicros(b) => Arc::new(b.finish()),
+            Column::Decimal128(b, t) => match t {
+                DataType::Decimal128(p, s) => Arc::new(
+                    b.finish()
+                        .with_precision_and_scale(*p, *s)
+                        .unwrap_or_else(|_| b.finish()),
+                ),
+                _ => Arc::new(b.finish()),
+            },
+            Column::Decimal256(b, t) => match t {
+                DataType::Decimal256(p, s) => Arc::new(
+                    b.finish()
+                        .with_precision_and_scale(*p, *s)
+                        .unwrap_or_else(|_| b.finish()),
+                ),
+                _ => Arc::new(b.finish()),
+            },
+            Column::Duration(b) => Arc::new(b.finish()),
+            Column::Json(b) => Arc::new(b.finish()),
         }
     }
 }
@@ -307,6 +441,16 @@ impl Columns {
     /// Appends one decoded record; `Err(field)` names a field whose value has the wrong type.
     pub(super) fn push(&mut self, record: &Value) -> std::result::Result<(), String> {
         let Value::Record(fields) = record else {
+            // A file whose top-level schema is not a record has one column: the whole datum.
+            if self.slot.len() == 1 {
+                if let Some(pos) = self.slot[0]
+                    && !self.columns[pos].push(record)
+                {
+                    return Err("the datum has a value of another type".into());
+                }
+                self.rows += 1;
+                return Ok(());
+            }
             return Err("the datum is not a record".into());
         };
         if fields.len() != self.slot.len() {
@@ -336,5 +480,73 @@ impl Columns {
             arrays,
             &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
         )
+    }
+}
+
+/// Big-endian two's-complement `bytes` sign-extended to `N` bytes, or `None` when the value
+/// needs more than `N` bytes.
+fn signed_be<const N: usize>(bytes: &[u8]) -> Option<[u8; N]> {
+    let negative = bytes.first().is_some_and(|b| b & 0x80 != 0);
+    let fill = if negative { 0xff } else { 0 };
+    let mut out = [fill; N];
+    let extra = bytes.len().saturating_sub(N);
+    // Leading bytes past N must be pure sign extension (and keep the sign).
+    if bytes[..extra].iter().any(|&b| b != fill) {
+        return None;
+    }
+    let tail = &bytes[extra..];
+    if extra > 0 && tail.first().is_some_and(|b| (b & 0x80 != 0) != negative) {
+        return None;
+    }
+    out[N - tail.len()..].copy_from_slice(tail);
+    Some(out)
+}
+
+/// An Avro value as JSON text, in Avro's JSON encoding: records and maps as objects, arrays
+/// as arrays, a union as its branch's value, bytes and fixed as strings of their bytes as
+/// code points 0-255, logical types as their numbers, decimals as their unscaled bytes'
+/// string and UUIDs as their text.
+pub(super) fn json_text(value: &Value) -> String {
+    json_value(value).to_string()
+}
+
+fn latin1(bytes: &[u8]) -> serde_json::Value {
+    serde_json::Value::String(bytes.iter().map(|&b| char::from(b)).collect())
+}
+
+fn json_value(value: &Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match value {
+        Value::Null => J::Null,
+        Value::Boolean(b) => J::Bool(*b),
+        Value::Int(v) | Value::Date(v) | Value::TimeMillis(v) => J::from(*v),
+        Value::Long(v)
+        | Value::TimeMicros(v)
+        | Value::TimestampMillis(v)
+        | Value::TimestampMicros(v)
+        | Value::TimestampNanos(v)
+        | Value::LocalTimestampMillis(v)
+        | Value::LocalTimestampMicros(v)
+        | Value::LocalTimestampNanos(v) => J::from(*v),
+        Value::Float(v) => serde_json::Number::from_f64(f64::from(*v)).map_or(J::Null, J::Number),
+        Value::Double(v) => serde_json::Number::from_f64(*v).map_or(J::Null, J::Number),
+        Value::Bytes(b) | Value::Fixed(_, b) => latin1(b),
+        Value::String(s) | Value::Enum(_, s) => J::String(s.clone()),
+        Value::Union(_, inner) => json_value(inner),
+        Value::Array(items) => J::Array(items.iter().map(json_value).collect()),
+        Value::Map(m) => J::Object(m.iter().map(|(k, v)| (k.clone(), json_value(v))).collect()),
+        Value::Record(fields) => J::Object(
+            fields
+                .iter()
+                .map(|(k, v)| (k.clone(), json_value(v)))
+                .collect(),
+        ),
+        Value::Decimal(d) => Vec::<u8>::try_from(d).map_or(J::Null, |b| latin1(&b)),
+        Value::BigDecimal(d) => J::String(d.to_string()),
+        Value::Duration(d) => {
+            let b = <[u8; 12]>::from(*d);
+            latin1(&b)
+        }
+        Value::Uuid(u) => J::String(u.to_string()),
     }
 }
