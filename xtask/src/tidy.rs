@@ -1,5 +1,8 @@
 //! House rules on the source tree: every `.rs` file opens with a `//!` line, no file is over
-//! 1,000 lines, no trailing whitespace, no `dbg!`.
+//! 1,000 lines, no trailing whitespace, no `dbg!`, no module cycle inside a crate (see
+//! [`cycles`]).
+
+mod cycles;
 
 use std::path::{Path, PathBuf};
 
@@ -43,6 +46,7 @@ pub fn check(root: &Path) -> anyhow::Result<Vec<String>> {
             }
         }
     }
+    problems.extend(cycles::check(root)?);
     Ok(problems)
 }
 
