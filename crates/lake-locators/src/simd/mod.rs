@@ -396,15 +396,18 @@ where
 {
     let mut out = vec![("bytewise", kernel.run::<BytewiseWindow>())];
     if avx2_available() {
-        // SAFETY: the CPU has every feature of `run_avx2`, checked just above.
+        // SAFETY: `avx2_available` just found AVX2, BMI1, BMI2, POPCNT and PCLMULQDQ, the
+        // features `run_avx2` is compiled with.
         out.push(("avx2", unsafe { run_avx2::<K, Avx2Window, F>(kernel) }));
-        // SAFETY: as above.
+        // SAFETY: the same `avx2_available` check covers this second `run_avx2` (the lean
+        // masks use a subset of the same instructions).
         out.push(("avx2-lean", unsafe {
             run_avx2::<K, Avx2LeanWindow, F>(kernel)
         }));
     }
     if avx512_available() {
-        // SAFETY: the CPU has every feature of `run_avx512`, checked just above.
+        // SAFETY: `avx512_available` just found AVX-512F, BW and VBMI2 besides every AVX2
+        // feature: all the features `run_avx512` is compiled with.
         out.push(("avx512", unsafe {
             run_avx512::<K, Avx512Window, F>(kernel)
         }));
