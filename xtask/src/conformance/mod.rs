@@ -2,6 +2,7 @@
 //! `../shared/conformance`. Each suite returns one [`CaseResult`] per case; the command prints
 //! them as a table and exits 1 on any failure. A suite registers itself in [`suites`].
 
+pub mod external;
 pub mod lake;
 pub mod tsfile;
 pub mod tsfile_write;
@@ -65,6 +66,11 @@ pub fn suites() -> Vec<Suite> {
             name: "tsfile",
             about: "TsFile dump of every corpus case against expected.json, and the V3 file's facts",
             run: tsfile::run,
+        },
+        Suite {
+            name: "external",
+            about: "Real-world files of the formats' own projects: rows and columns as the reference readers say, damaged files refused",
+            run: external::run,
         },
         Suite {
             name: "tsfile-write",

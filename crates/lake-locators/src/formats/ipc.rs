@@ -174,7 +174,8 @@ fn read_footer(path: &Path, file: &File, len: u64) -> Result<Footer> {
     let fb_schema = footer
         .schema()
         .ok_or_else(|| bad("the footer has no schema".into(), footer_at))?;
-    super::ipc_check::check_schema(fb_schema).map_err(|m| bad(m, footer_at))?;
+    super::ipc_check::check_schema(fb_schema)
+        .map_err(|m| super::ipc_check::schema_error(path, FILE_FORMAT, m, footer_at))?;
     let schema = Arc::new(arrow_ipc::convert::fb_to_schema(fb_schema));
     let mut blocks = Vec::new();
     let dictionaries = footer
@@ -707,7 +708,7 @@ fn walk_stream(path: &Path, file: &File, len: u64, all: bool) -> Result<StreamLa
         Error::malformed(path, STREAM_FORMAT, "the first message is not a schema").at_byte(0)
     })?;
     super::ipc_check::check_schema(fb_schema)
-        .map_err(|m| Error::malformed(path, STREAM_FORMAT, m).at_byte(0))?;
+        .map_err(|m| super::ipc_check::schema_error(path, STREAM_FORMAT, m, 0))?;
     let schema = Arc::new(arrow_ipc::convert::fb_to_schema(fb_schema));
     let schema_end = first.offset + first.total;
     let mut blocks = Vec::new();

@@ -10,6 +10,25 @@ use arrow_ipc::{
     TimeUnit, Type, UnionMode,
 };
 use arrow_schema::{DataType, Schema};
+use std::path::Path;
+
+use crate::error::Error;
+
+/// Why a big-endian file or stream is refused: arrow-ipc 59 reads only little-endian data.
+pub(crate) const BIG_ENDIAN: &str = "big-endian IPC is not supported";
+
+/// The error for a schema [`check_schema`] refused: unsupported for big-endian data,
+/// malformed for the rest.
+pub(crate) fn schema_error(path: &Path, format: &'static str, why: String, at: u64) -> Error {
+    if why == BIG_ENDIAN {
+        Error::Unsupported {
+            path: path.to_path_buf(),
+            message: format!("{BIG_ENDIAN} (byte order of the schema at byte {at})"),
+        }
+    } else {
+        Error::malformed(path, format, why).at_byte(at)
+    }
+}
 
 /// Deeper nesting than this is refused (arrow-ipc recurses once per level).
 const MAX_DEPTH: usize = 64;
@@ -17,7 +36,7 @@ const MAX_DEPTH: usize = 64;
 /// Why arrow-ipc must not convert the schema `fb`, or `Ok` when it can.
 pub(crate) fn check_schema(fb: FbSchema<'_>) -> Result<(), String> {
     if fb.endianness() == Endianness::Big {
-        return Err("big-endian IPC is not supported".into());
+        return Err(BIG_ENDIAN.into());
     }
     let fields = fb.fields().ok_or("the schema has no field list")?;
     for (i, field) in fields.iter().enumerate() {

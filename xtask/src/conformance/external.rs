@@ -1,0 +1,275 @@
+//! Conformance suite `external`: the real-world files of `../shared/conformance/external`
+//! (the formats' own test data, read in place, never copied) against the independent readers'
+//! answers in its `expected.json`. Good files (`strict`) must map with the expected handler,
+//! row count and top-level columns, and `read` must return as many rows; `ambiguous` files
+//! must not panic, and when they map, `read` must agree with the map; `loose` files must map;
+//! damaged (`bad`) files must be refused with a one-line error naming the file, by the index
+//! or by the read, and never panic. A per-class summary (format × status) is printed.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::fs;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+use std::sync::Once;
+
+use anyhow::{Context, bail, ensure};
+use lake_locators::{FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns, registry};
+use serde_json::Value;
+
+use super::CaseResult;
+
+thread_local! {
+    /// Panics seen on this thread (guarded or not) since the last [`take_panics`].
+    static PANICS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Counts every panic of this thread, then defers to the hook installed before (the quiet
+/// hook of the locators stays silent for guarded panics).
+fn count_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        lake_locators::columnar::quiet_guarded_panics();
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PANICS.with(|p| p.set(p.get() + 1));
+            previous(info);
+        }));
+    });
+}
+
+fn take_panics() -> u32 {
+    PANICS.with(|p| p.replace(0))
+}
+
+/// What mapping and reading one file gave.
+struct Outcome {
+    /// The index, or the error.
+    index: Result<FileIndex, lake_locators::Error>,
+    /// Rows `read` returned over the whole file, or its error (None when the index failed).
+    read: Option<Result<u64, String>>,
+    /// Panics raised inside the locators (turned into errors by their guard).
+    guarded_panics: u32,
+}
+
+/// Maps and reads the file at `path` with the built-in locator of `lake_path`'s extension.
+fn try_file(path: &Path, lake_path: &str) -> anyhow::Result<Outcome> {
+    let ext = lake_path
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    let locator =
+        registry::for_extension(&ext).with_context(|| format!("no locator for .{ext}"))?;
+    take_panics();
+    let options = IndexOptions {
+        stats: StatsColumns::None,
+        ..IndexOptions::default()
+    };
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        let index = locator.index(path, &options);
+        let read = index
+            .as_ref()
+            .ok()
+            .map(|idx| read_all(&*locator, path, idx));
+        (index, read)
+    }));
+    let panics = take_panics();
+    match caught {
+        Ok((index, read)) => Ok(Outcome {
+            index,
+            read,
+            guarded_panics: panics,
+        }),
+        Err(_) => bail!("a panic escaped the locator (not turned into an error)"),
+    }
+}
+
+/// Reads every row of an indexed file and returns how many came back.
+fn read_all(locator: &dyn Locator, path: &Path, index: &FileIndex) -> Result<u64, String> {
+    let request = ReadRequest {
+        rows: 0..index.row_count,
+        blocks: Some(&index.blocks),
+        schema: Some(index.schema.clone()),
+        projection: None,
+        batch_size: 0,
+    };
+    let mut rows = 0;
+    for batch in locator.read(path, &request).map_err(|e| e.to_string())? {
+        rows += batch.map_err(|e| e.to_string())?.num_rows() as u64;
+    }
+    Ok(rows)
+}
+
+/// An error text is one line and names the file.
+fn clean_error(text: &str, path: &Path) -> anyhow::Result<()> {
+    ensure!(!text.contains('\n'), "error spans lines: {text:?}");
+    ensure!(
+        text.contains(&path.display().to_string()),
+        "error does not name the file: {text}"
+    );
+    Ok(())
+}
+
+/// How a good file passed: read as the readers say, or refused as a documented unsupported
+/// feature ([`lake_locators::Error::Unsupported`], one line naming the file), which the
+/// issue's rule accepts ("fails for that file alone with an error naming the feature").
+enum Verdict {
+    Read,
+    Refused,
+}
+
+fn check_good(dir: &Path, file: &Value) -> anyhow::Result<Verdict> {
+    let path = dir.join(str_of(file, "file")?);
+    let lake_path = str_of(file, "lake_path")?;
+    let status = str_of(file, "status")?;
+    if file["format"].as_str() == Some("tsfile") {
+        return tsfile_index::dump::dump_path(&path)
+            .map(|_| Verdict::Read)
+            .context("the TsFile does not load");
+    }
+    let outcome = try_file(&path, lake_path)?;
+    let index = match (&outcome.index, status) {
+        (Ok(index), _) => index,
+        (Err(e @ lake_locators::Error::Unsupported { .. }), _) => {
+            clean_error(&e.to_string(), &path)?;
+            return Ok(Verdict::Refused);
+        }
+        (Err(e), "ambiguous") => {
+            clean_error(&e.to_string(), &path)?;
+            return Ok(Verdict::Refused);
+        }
+        (Err(e), _) => bail!("not mapped: {e}"),
+    };
+    if outcome.guarded_panics > 0 {
+        bail!(
+            "mapped, but after {} guarded panic(s)",
+            outcome.guarded_panics
+        );
+    }
+    let read = match outcome.read {
+        Some(Ok(n)) => n,
+        Some(Err(e)) if status == "ambiguous" => {
+            clean_error(&e, &path)?;
+            return Ok(Verdict::Refused);
+        }
+        Some(Err(e)) => bail!("mapped {} rows, read failed: {e}", index.row_count),
+        None => bail!("no read"),
+    };
+    ensure!(
+        read == index.row_count,
+        "mapped {} rows, read returned {read}",
+        index.row_count
+    );
+    if status != "strict" {
+        return Ok(Verdict::Read);
+    }
+    let format = str_of(file, "format")?;
+    ensure!(
+        index.format == format,
+        "handler {} instead of {format}",
+        index.format
+    );
+    let rows = file["rows"].as_u64().context("strict file without rows")?;
+    ensure!(
+        index.row_count == rows,
+        "{} rows, the readers say {rows}",
+        index.row_count
+    );
+    if let Some(columns) = file["columns"].as_array() {
+        let want: Vec<&str> = columns.iter().filter_map(Value::as_str).collect();
+        let got: Vec<&str> = index
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        ensure!(got == want, "columns {got:?}, the readers say {want:?}");
+    }
+    Ok(Verdict::Read)
+}
+
+fn check_bad(dir: &Path, bad: &Value) -> anyhow::Result<()> {
+    let path = dir.join(str_of(bad, "file")?);
+    let outcome = try_file(&path, str_of(bad, "lake_path")?)?;
+    let reads_it = bad["reference_reads_it"].as_bool().unwrap_or(false);
+    match (&outcome.index, &outcome.read) {
+        (Err(e), _) => clean_error(&e.to_string(), &path),
+        (Ok(_), Some(Err(e))) => clean_error(e, &path),
+        (Ok(index), Some(Ok(n))) if reads_it && *n == index.row_count => Ok(()),
+        (Ok(index), Some(Ok(n))) => bail!(
+            "must be refused ({}), but mapped {} rows and read {n}",
+            bad["reference"]["error"].as_str().unwrap_or("damaged"),
+            index.row_count
+        ),
+        (Ok(_), None) => bail!("no read"),
+    }
+}
+
+/// Runs the suite over the conformance folder.
+pub fn run(conformance: &Path) -> anyhow::Result<Vec<CaseResult>> {
+    let dir = conformance.join("external");
+    let expected: Value = serde_json::from_slice(
+        &fs::read(dir.join("expected.json")).context("cannot read external/expected.json")?,
+    )
+    .context("expected.json is not JSON")?;
+    count_panics();
+    let mut out = Vec::new();
+    // Per class: passed, of which refused as unsupported, total.
+    let mut classes: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
+    let mut tally = |class: String, result: &CaseResult, refused: bool| {
+        let entry = classes.entry(class).or_default();
+        entry.2 += 1;
+        if result.failure.is_none() {
+            entry.0 += 1;
+            entry.1 += usize::from(refused);
+        }
+    };
+    for file in array(&expected, "files")? {
+        let class = format!(
+            "{} {}",
+            file["format"].as_str().unwrap_or("(none)"),
+            file["status"].as_str().unwrap_or("?")
+        );
+        let verdict = check_good(&dir, file);
+        let refused = matches!(verdict, Ok(Verdict::Refused));
+        let result = CaseResult::from_result(
+            format!("{class} {}", str_of(file, "file")?),
+            verdict.map(|_| ()),
+        );
+        tally(class, &result, refused);
+        out.push(result);
+    }
+    for bad in array(&expected, "bad")? {
+        let lake_path = str_of(bad, "lake_path")?;
+        let ext = lake_path.rsplit_once('.').map_or("", |(_, e)| e);
+        let class = format!("{ext} bad");
+        let result = CaseResult::from_result(
+            format!("{class} {}", str_of(bad, "file")?),
+            check_bad(&dir, bad),
+        );
+        tally(class, &result, false);
+        out.push(result);
+    }
+    println!("external, per class: passed/total (of the passed, refused as unsupported)");
+    for (class, (passed, refused, total)) in &classes {
+        let note = if *refused > 0 {
+            format!(" ({refused} refused)")
+        } else {
+            String::new()
+        };
+        println!("  {class:24} {passed}/{total}{note}");
+    }
+    Ok(out)
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> anyhow::Result<&'a str> {
+    v[key]
+        .as_str()
+        .with_context(|| format!("expected.json: missing string {key}"))
+}
+
+fn array<'a>(v: &'a Value, key: &str) -> anyhow::Result<&'a Vec<Value>> {
+    v[key]
+        .as_array()
+        .with_context(|| format!("expected.json: missing array {key}"))
+}
