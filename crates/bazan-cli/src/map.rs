@@ -27,6 +27,24 @@ enum MapCommand {
     Create(CreateArgs),
     /// Print the map of a lake.
     Show(ShowArgs),
+    /// Bring LAKE/.br_map.bazan up to date, indexing only new and changed files.
+    Update(UpdateArgs),
+}
+
+/// Arguments of `bazan map update`.
+#[derive(Debug, clap::Args)]
+struct UpdateArgs {
+    /// The lake root.
+    lake: PathBuf,
+    /// Leave unreadable files out of the map and list them at the end (exit 1).
+    #[arg(long)]
+    skip_errors: bool,
+    /// Worker threads (default: every core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Print what changed as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Arguments of `bazan map create`.
@@ -109,6 +127,7 @@ pub(crate) fn load(lake: &Path) -> anyhow::Result<Lake> {
 pub(crate) fn run_map(args: MapArgs) -> anyhow::Result<Outcome> {
     match args.command {
         MapCommand::Create(a) => create(a),
+        MapCommand::Update(a) => update(a),
         MapCommand::Show(a) => {
             let lake = load(&a.lake)?;
             if a.json {
@@ -143,15 +162,104 @@ fn progress_bar(enabled: bool) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-fn create(a: CreateArgs) -> anyhow::Result<Outcome> {
-    let bar = progress_bar(true);
-    let progress: Option<ProgressFn> = bar.clone().map(|bar| {
+/// The progress callback drawing `bar`.
+fn bar_progress(bar: &Option<indicatif::ProgressBar>) -> Option<ProgressFn> {
+    bar.clone().map(|bar| {
         Arc::new(move |p: Progress| {
             bar.set_length(p.total_bytes);
             bar.set_position(p.done_bytes);
             bar.set_message(format!("{}/{} files", p.done_files, p.total_files));
         }) as ProgressFn
-    });
+    })
+}
+
+/// Files left out with `--skip-errors`: one `error:` line each, then exit 1.
+fn report_failures(failures: &[bazan::lake::FileFailure]) -> Outcome {
+    for f in failures {
+        eprintln!("error: skipped {}: {}", f.path, f.message);
+    }
+    if failures.is_empty() {
+        Outcome::Ok
+    } else {
+        eprintln!(
+            "{} file(s) could not be indexed and are not in the map",
+            failures.len()
+        );
+        Outcome::Problem
+    }
+}
+
+fn update(a: UpdateArgs) -> anyhow::Result<Outcome> {
+    let bar = progress_bar(true);
+    let options = CreateOptions {
+        skip_errors: a.skip_errors,
+        threads: a.threads,
+        progress: bar_progress(&bar),
+        ..CreateOptions::default()
+    };
+    let report = bazan::update_map(&a.lake, &options);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let u = report?;
+    let map = u.lake.map();
+    if a.json {
+        let failures: Vec<serde_json::Value> = u
+            .failures
+            .iter()
+            .map(|f| serde_json::json!({"path": f.path, "message": f.message}))
+            .collect();
+        print_json(&serde_json::json!({
+            "map": u.lake.map_path().display().to_string(),
+            "created": u.created,
+            "added": u.added,
+            "modified": u.modified,
+            "removed": u.removed,
+            "kept": u.kept,
+            "failures": failures,
+            "total_files": map.total_files(),
+            "total_rows": map.total_rows(),
+            "total_bytes": map.total_bytes(),
+        }))?;
+    } else {
+        let mut out = io::stdout().lock();
+        writeln!(
+            out,
+            "map {} {} in {:.3} s: {} added, {} modified, {} removed, {} kept",
+            u.lake.map_path().display(),
+            if u.created { "created" } else { "updated" },
+            u.elapsed.as_secs_f64(),
+            u.added.len(),
+            u.modified.len(),
+            u.removed.len(),
+            u.kept
+        )?;
+        if !u.created {
+            let lists: [(&str, &Vec<String>); 3] = [
+                ("added", &u.added),
+                ("modified", &u.modified),
+                ("removed", &u.removed),
+            ];
+            for (what, paths) in lists {
+                for p in paths {
+                    writeln!(out, "{what:<9} {p}")?;
+                }
+            }
+        }
+        writeln!(
+            out,
+            "{} files, {} rows, {} bytes",
+            map.total_files(),
+            map.total_rows(),
+            map.total_bytes()
+        )?;
+    }
+    Ok(report_failures(&u.failures))
+}
+
+fn create(a: CreateArgs) -> anyhow::Result<Outcome> {
+    let bar = progress_bar(true);
+    let progress = bar_progress(&bar);
     let options = CreateOptions {
         stride: a.stride,
         fingerprint: a.fingerprint.parse::<Fingerprint>()?,
@@ -171,18 +279,7 @@ fn create(a: CreateArgs) -> anyhow::Result<Outcome> {
     } else {
         print_summary(&report)?;
     }
-    for f in &report.failures {
-        eprintln!("error: skipped {}: {}", f.path, f.message);
-    }
-    if report.failures.is_empty() {
-        Ok(Outcome::Ok)
-    } else {
-        eprintln!(
-            "{} file(s) could not be indexed and are not in the map",
-            report.failures.len()
-        );
-        Ok(Outcome::Problem)
-    }
+    Ok(report_failures(&report.failures))
 }
 
 /// Right-aligns numeric columns and left-aligns the rest.

@@ -227,16 +227,27 @@ fn query(q: &QueryArgs) -> anyhow::Result<Outcome> {
 }
 
 fn check(file: &Path, as_json: bool) -> anyhow::Result<Outcome> {
-    let problems = ts::check(file)?;
+    let report = ts::check(file)?;
+    let problems = &report.problems;
     if as_json {
-        print_json(&ts::check_json(file, &problems))?;
+        print_json(&ts::check_json(file, &report))?;
     } else {
         let mut out = io::stdout().lock();
         if problems.is_empty() {
             writeln!(out, "{}: valid", file.display())?;
+            for r in &report.relaxed {
+                writeln!(
+                    out,
+                    "  {} ({} {}): {} compared within the encoding's precision",
+                    r.structure,
+                    r.data_type,
+                    r.encodings.join("/"),
+                    r.comparisons.join(", ")
+                )?;
+            }
         } else {
             writeln!(out, "{}: {} problem(s)", file.display(), problems.len())?;
-            for p in &problems {
+            for p in problems {
                 writeln!(out, "  {p}")?;
             }
         }

@@ -6,3 +6,4 @@ mod pipes;
 mod read;
 mod tsfile;
 mod tsfile_import;
+mod update;

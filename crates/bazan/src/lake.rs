@@ -129,6 +129,57 @@ pub fn create_map(root: &Path, options: &CreateOptions) -> Result<Created> {
     })
 }
 
+/// A map just brought up to date by [`update_map`].
+#[derive(Debug)]
+pub struct Updated {
+    /// The lake, ready to read (the map is already on disk).
+    pub lake: Lake,
+    /// True when the lake had no map and one was created.
+    pub created: bool,
+    /// Files indexed that the old map did not have (every file when `created`), map order.
+    pub added: Vec<String>,
+    /// Files of the old map that were indexed again (changed), map order.
+    pub modified: Vec<String>,
+    /// Entries dropped because their file is gone, map order.
+    pub removed: Vec<String>,
+    /// Entries kept without reading their file.
+    pub kept: usize,
+    /// Files left out with `skip_errors`, each with its error.
+    pub failures: Vec<FileFailure>,
+    /// Wall time of the update.
+    pub elapsed: Duration,
+}
+
+/// Brings the map of the lake at `root` up to date: entries whose file is unchanged under
+/// the map's own fingerprint mode are kept without reading the file, changed and new files
+/// are indexed, entries of missing files are dropped, and the map is written atomically. The
+/// result is the map [`create_map`] would write for the same tree (only the creation time
+/// may differ). The map keeps its own stride, fingerprint and statistics options; those of
+/// `options` apply only when the lake has no map yet (it is then created).
+pub fn update_map(root: &Path, options: &CreateOptions) -> Result<Updated> {
+    let engine = lake_map::UpdateOptions {
+        registry: handlers(),
+        skip_errors: options.skip_errors,
+        progress: options.progress.clone(),
+        dry_run: false,
+        new_config: options.config(),
+        cancel: options.cancel.as_ref().map(CancelToken::flag),
+    };
+    let report = with_threads(options.threads, || {
+        lake_map::update_map_with(root, &engine).map_err(Error::from)
+    })?;
+    Ok(Updated {
+        lake: Lake::new(report.map),
+        created: report.created,
+        added: report.added,
+        modified: report.modified,
+        removed: report.removed,
+        kept: report.kept,
+        failures: report.failures,
+        elapsed: report.elapsed,
+    })
+}
+
 /// Loads the map of the lake at `root` (memory-mapped; the map's size, not the lake's, sets
 /// the cost).
 pub fn load_map(root: &Path) -> Result<Lake> {

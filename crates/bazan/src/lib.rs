@@ -57,7 +57,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use handlers::{handlers, register_handler, registered_extensions, unregister_handler};
 pub use lake::{
     CreateOptions, Created, DoctorOptions, DoctorReport, Fingerprint, Lake, MapConfig, Progress,
-    ProgressFn, RowLocation, StatsColumns, Verdict, create_map, load_map,
+    ProgressFn, RowLocation, StatsColumns, Updated, Verdict, create_map, load_map, update_map,
 };
 pub use lake_locators::columnar::quiet_guarded_panics;
 pub use lake_locators::rows;

@@ -12,7 +12,7 @@ use std::path::Path;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use serde_json::{Value, json};
-pub use tsfile_index::check::Problem;
+pub use tsfile_index::check::{CheckReport, Problem, Relaxed};
 pub use tsfile_index::dump::hex;
 pub use tsfile_index::{TableQuery, TimeRange, TreeQuery, TsFileReader};
 
@@ -201,10 +201,11 @@ pub fn table_names(path: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// Validates every structure and decodes every page; the problems found (none for a valid
-/// file). An error is returned only when the file cannot be opened at all.
-pub fn check(path: &Path) -> Result<Vec<Problem>> {
-    tsfile_index::check::check_path(path).map_err(|e| Error::from(e).at(path))
+/// Validates every structure and decodes every page: the problems found (none for a valid
+/// file) and the series whose statistics were compared within a lossy encoding's precision
+/// rather than exactly. An error is returned only when the file cannot be opened at all.
+pub fn check(path: &Path) -> Result<CheckReport> {
+    tsfile_index::check::check_path_report(path).map_err(|e| Error::from(e).at(path))
 }
 
 /// The JSON form of one problem found by [`check`].
@@ -212,8 +213,10 @@ pub fn problem_json(p: &Problem) -> Value {
     json!({"structure": p.structure, "offset": p.offset, "message": p.message})
 }
 
-/// The JSON object `bazan tsfile check --json` prints.
-pub fn check_json(path: &Path, problems: &[Problem]) -> Value {
-    let list: Vec<Value> = problems.iter().map(problem_json).collect();
-    json!({"file": path.display().to_string(), "valid": problems.is_empty(), "problems": list})
+/// The JSON object `bazan tsfile check --json` prints: `file`, `valid`, `problems` and
+/// `relaxed` (the comparisons made within a lossy encoding's precision, and why).
+pub fn check_json(path: &Path, report: &CheckReport) -> Value {
+    let list: Vec<Value> = report.problems.iter().map(problem_json).collect();
+    json!({"file": path.display().to_string(), "valid": report.is_valid(), "problems": list,
+           "relaxed": report.relaxed_json()})
 }
