@@ -2,7 +2,8 @@
 //! tests of `xtask/tests` run the same code (tidy, conformance suites) as the command line.
 //!
 //! Tasks:
-//! - `ci`: exactly what CI runs (fmt check, clippy with `-D warnings`, the workspace tests);
+//! - `ci`: exactly what CI runs (fmt check, clippy with `-D warnings`, the workspace tests, the
+//!   Python package's tests in their own virtual environment; `ci-python` runs that step alone);
 //! - `tidy`: house rules on the source tree (also an ordinary `#[test]`);
 //! - `conformance [SUITE…]`: the registered suites against `../shared/conformance`;
 //! - `bench [NAME…]`: the registered benchmarks, in a release build, with peers where installed;
@@ -11,6 +12,7 @@
 pub mod bench;
 pub mod conformance;
 pub mod fixtures;
+pub mod python;
 pub mod rng;
 pub mod tidy;
 
@@ -62,7 +64,7 @@ pub fn conformance_dir() -> PathBuf {
 }
 
 const USAGE: &str =
-    "usage: cargo xtask <ci | tidy | conformance [SUITE…] | bench [NAME…] | fixtures>";
+    "usage: cargo xtask <ci | ci-python | tidy | conformance [SUITE…] | bench [NAME…] | fixtures>";
 
 /// Runs one task from its command-line arguments and returns the process exit code.
 pub fn run(args: &[String]) -> anyhow::Result<u8> {
@@ -72,6 +74,7 @@ pub fn run(args: &[String]) -> anyhow::Result<u8> {
     };
     match task.as_str() {
         "ci" => ci(),
+        "ci-python" => python::ci().map(|()| 0),
         "tidy" => {
             let problems = tidy::check(&workspace_root())?;
             for p in &problems {
@@ -129,5 +132,6 @@ fn ci() -> anyhow::Result<u8> {
         ],
     )?;
     cmd(&cargo, &["test", "--workspace"])?;
+    python::ci()?;
     Ok(0)
 }
