@@ -1,0 +1,130 @@
+"""Type stubs of the extension module ``bazan._bazan`` (the Rust side of the package). The
+public API is :mod:`bazan.lake` and :mod:`bazan.tsfile`, which wrap these."""
+
+from os import PathLike
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import pyarrow as pa
+
+__version__: str
+
+_Path = Union[str, PathLike[str]]
+_Progress = Optional[Callable[[int, int, int, int], object]]
+
+def create_map(
+    root: _Path,
+    *,
+    stride: int,
+    fingerprint: str,
+    stats_columns: Optional[List[str]],
+    skip_errors: bool,
+    threads: Optional[int],
+    progress: _Progress,
+) -> Tuple[Lake, List[Tuple[str, str]]]:
+    """Builds and writes the map of the lake at ``root``; returns it with the files left out."""
+
+def load_map(root: _Path) -> Lake:
+    """Loads the map of the lake at ``root``."""
+
+def register_handler(
+    extension: str,
+    name: str,
+    count_rows: Callable[[str], int],
+    read: Callable[[str, int, Optional[int], Optional[List[str]]], Tuple[pa.Schema, Iterator[pa.RecordBatch]]],
+) -> None:
+    """Registers Python callables as the handler of ``extension``."""
+
+def unregister_handler(extension: str) -> bool:
+    """Removes the handler of ``extension``; true when there was one."""
+
+def registered_extensions() -> List[str]:
+    """The extensions with a registered handler."""
+
+class Lake:
+    """A loaded Lake Map."""
+
+    @property
+    def root(self) -> str: ...
+    @property
+    def total_rows(self) -> int: ...
+    @property
+    def total_files(self) -> int: ...
+    @property
+    def total_bytes(self) -> int: ...
+    @property
+    def fingerprint(self) -> str: ...
+    @property
+    def stride(self) -> int: ...
+    @property
+    def map_path(self) -> str: ...
+    def schema(self) -> pa.Schema: ...
+    def scan_schema(
+        self, columns: Optional[List[str]] = None, with_gid: bool = False, with_path: bool = False
+    ) -> pa.Schema: ...
+    def entries(self) -> pa.Table: ...
+    def to_json(self) -> str: ...
+    def locate_row(self, g: int) -> Tuple[str, int, int, str]: ...
+    def slice(
+        self,
+        start: int,
+        length: int,
+        columns: Optional[List[str]] = None,
+        with_gid: bool = False,
+        with_path: bool = False,
+    ) -> pa.Table: ...
+    def take(
+        self,
+        indices: Any,
+        columns: Optional[List[str]] = None,
+        with_gid: bool = False,
+        with_path: bool = False,
+    ) -> pa.Table: ...
+    def scan(
+        self,
+        start: int,
+        stop: int,
+        batch_size: int,
+        columns: Optional[List[str]] = None,
+        with_gid: bool = False,
+        with_path: bool = False,
+    ) -> BatchStream: ...
+    def doctor(self, progress: _Progress = None) -> str: ...
+
+class BatchStream:
+    """A stream of record batches of a lake."""
+
+    @property
+    def schema(self) -> pa.Schema: ...
+    def __iter__(self) -> BatchStream: ...
+    def __next__(self) -> pa.RecordBatch: ...
+    def close(self) -> None: ...
+
+def tsfile_info(path: _Path) -> Dict[str, Any]:
+    """The ``bazan tsfile info --json`` object of a file."""
+
+def tsfile_read(
+    path: _Path,
+    *,
+    table: Optional[str] = None,
+    device: Optional[str] = None,
+    columns: Optional[List[str]] = None,
+    start_time: Optional[int] = None,
+    end_time: Optional[int] = None,
+    tags: Sequence[Tuple[str, str]] = ...,
+) -> pa.Table:
+    """The rows of one table or device."""
+
+def tsfile_write(
+    path: _Path,
+    data: Any,
+    *,
+    table: str,
+    time: str,
+    tags: List[str],
+    encodings: List[Tuple[str, str]],
+    compression: Optional[str],
+) -> Tuple[int, int]:
+    """Writes Arrow data as one table of a new TsFile; returns ``(rows, bytes)``."""
+
+def run_cli(args: List[str]) -> int:
+    """Runs the ``bazan`` command line; returns its exit code."""
