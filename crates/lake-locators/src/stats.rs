@@ -58,6 +58,33 @@ impl StatsBuilder {
         }
     }
 
+    /// Joins `other`, a builder of the same schema fed other rows of the same file (a range
+    /// read on another thread): the bounds of both.
+    pub fn merge(&mut self, other: StatsBuilder) {
+        for ((_, mine), (_, theirs)) in self.columns.iter_mut().zip(other.columns) {
+            match (mine, theirs) {
+                (Acc::Int(b), Acc::Int(Some((lo, hi)))) => {
+                    *b = Some(b.map_or((lo, hi), |(l, h)| (l.min(lo), h.max(hi))));
+                }
+                (Acc::Float(b), Acc::Float(Some((lo, hi)))) => {
+                    *b = Some(b.map_or((lo, hi), |(l, h)| (l.min(lo), h.max(hi))));
+                }
+                (Acc::Str(b), Acc::Str(Some((lo, hi)))) => match b {
+                    None => *b = Some((lo, hi)),
+                    Some((l, h)) => {
+                        if lo < *l {
+                            *l = lo;
+                        }
+                        if hi > *h {
+                            *h = hi;
+                        }
+                    }
+                },
+                _ => {}
+            }
+        }
+    }
+
     /// The statistics: columns without any non-null value are left out.
     pub fn finish(self) -> Stats {
         let mut stats = Stats::new();

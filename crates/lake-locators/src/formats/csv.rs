@@ -553,6 +553,22 @@ fn scan_records<W: Window<CSV>>(
     // UTF-8 is checked record by record as the scan goes (only records that may hold
     // non-ASCII bytes), so the file is streamed once.
     check_utf8_at(path, h.format, data, 0, h.body)?;
+    let (cols, blocks, row) = scan_body::<W>(path, data, &h, h.body, options, lazy)?;
+    Ok((h, cols, blocks, row))
+}
+
+/// The records of `data` from the record start `start` on (a whole file after its header
+/// `h`, or one range of a file split at record starts, see [`split`]): inferred columns,
+/// checkpoint blocks (sizes not filled in; bytes relative to `data`) and row count.
+#[inline(always)]
+fn scan_body<W: Window<CSV>>(
+    path: &Path,
+    data: &[u8],
+    h: &Header,
+    start: usize,
+    options: &IndexOptions,
+    lazy: bool,
+) -> Result<(Columns, Vec<Block>, u64)> {
     let ncols = h.names.len();
     let mut cols = Columns::with_names(&h.names, &options.stats);
     if lazy {
@@ -573,7 +589,7 @@ fn scan_records<W: Window<CSV>>(
     // The fields of runs, for the statistics of the columns that gather them.
     let tracked = cols.cols.iter().any(ColumnInfer::tracks);
     let mut run_scratch = RunScratch::default();
-    let mut pos = skip_empty_lines(data, h.body);
+    let mut pos = skip_empty_lines(data, start);
     // A countdown instead of `row % stride`: a 64-bit division per row is measurable here.
     let mut until_checkpoint = 0u64;
     while pos < data.len() {
@@ -696,7 +712,7 @@ fn scan_records<W: Window<CSV>>(
         until_checkpoint -= 1;
         pos = skip_empty_lines(data, end);
     }
-    Ok((h, cols, blocks, row))
+    Ok((cols, blocks, row))
 }
 
 impl Locator for DelimitedLocator {
@@ -713,6 +729,10 @@ impl Locator for DelimitedLocator {
     }
 
     fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
+        // A large file is read in ranges on every thread of the caller's pool.
+        if let Some(index) = split::index_split(path, options)? {
+            return Ok(index);
+        }
         let data = Text::new(FileBytes::open_whole(path)?);
         Ok(index_bytes(path, &data, options)?.1)
     }
@@ -830,6 +850,9 @@ impl Iterator for CsvBatches {
         end_on_error(self.next_batch(), &mut self.remaining)
     }
 }
+
+#[path = "csv_split.rs"]
+mod split;
 
 #[cfg(test)]
 #[path = "csv_tests.rs"]

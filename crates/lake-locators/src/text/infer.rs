@@ -425,6 +425,37 @@ impl ColumnInfer {
         self.deferred = false;
     }
 
+    /// Joins `other`, the same column over other rows of the same file (a range scanned on
+    /// another thread): every fact and bound is a union, so the result is the column of
+    /// both ranges read in one pass, whatever the order.
+    pub(crate) fn merge(&mut self, other: &ColumnInfer) {
+        self.seen_int |= other.seen_int;
+        self.seen_float |= other.seen_float;
+        self.seen_bool |= other.seen_bool;
+        self.seen_str |= other.seen_str;
+        self.deferred |= other.deferred;
+        if let Some((lo, hi)) = other.int_bounds {
+            self.int_bounds_add(lo, hi);
+        }
+        if let Some((lo, hi)) = other.float_bounds {
+            self.float_bounds = Some(match self.float_bounds {
+                None => (lo, hi),
+                Some((a, b)) => (min_f64(a, lo), max_f64(b, hi)),
+            });
+        }
+        if let Some(b) = &other.str_bounds {
+            for bound in [&b.lo, &b.hi] {
+                let short = bound.key.to_be_bytes();
+                self.text_bounds_keyed(bound.bytes(&short), bound.key);
+            }
+        }
+    }
+
+    /// True when a number's text bounds were left out (see [`Columns::lazy_text_bounds`]).
+    pub(crate) fn deferred(&self) -> bool {
+        self.deferred
+    }
+
     #[inline]
     fn text_bounds(&mut self, text: &[u8]) {
         self.text_bounds_keyed(text, prefix_key(text));
@@ -824,6 +855,17 @@ impl Columns {
                 && let Some(other) = rescan.cols.get(i)
             {
                 c.merge_text_bounds(other);
+            }
+        }
+    }
+
+    /// Joins `other`, the columns of a later range of the same file (see
+    /// [`ColumnInfer::merge`]); its new columns follow, in their order of first appearance.
+    pub(crate) fn merge(&mut self, other: &Columns, wanted: &StatsColumns) {
+        for (hint, c) in other.cols.iter().enumerate() {
+            let i = self.index_of(c.name.as_bytes(), hint, wanted);
+            if let Some(mine) = self.cols.get_mut(i) {
+                mine.merge(c);
             }
         }
     }

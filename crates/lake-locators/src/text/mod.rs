@@ -9,3 +9,4 @@ pub(crate) mod numbers;
 pub(crate) mod rowread;
 pub(crate) mod rowshape;
 pub(crate) mod scan;
+pub(crate) mod split;

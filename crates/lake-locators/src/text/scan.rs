@@ -53,6 +53,44 @@ impl FileBytes {
 }
 
 impl FileBytes {
+    /// Faults in the pages of `range` in one kernel call (`MADV_POPULATE_READ`), as
+    /// [`FileBytes::open_whole`] does for the whole file, before a thread reads every byte
+    /// of that range; a kernel without it faults them in as they are read.
+    pub(crate) fn populate(&self, range: std::ops::Range<usize>) {
+        #[cfg(target_os = "linux")]
+        if let Some(map) = &self.map
+            && range.start < range.end
+            && range.end <= map.len()
+        {
+            let _ = map.advise_range(memmap2::Advice::PopulateRead, range.start, range.len());
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = range;
+    }
+
+    /// Drops this process's mapping of the pages of `range` (`MADV_DONTNEED`), which it has
+    /// read: the page cache keeps them, a later read maps them again, and the resident set
+    /// of an indexing pass stays within the ranges being read, whatever the file's size.
+    pub(crate) fn release(&self, range: std::ops::Range<usize>) {
+        #[cfg(unix)]
+        if let Some(map) = &self.map
+            && range.start < range.end
+            && range.end <= map.len()
+        {
+            // SAFETY: the map is a private read-only file mapping: dropped pages read the
+            // same file bytes again when touched, so every slice of it stays valid.
+            let _ = unsafe {
+                map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    range.start,
+                    range.len(),
+                )
+            };
+        }
+        #[cfg(not(unix))]
+        let _ = range;
+    }
+
     /// The whole file as an Arrow buffer sharing the memory map (no copy).
     pub(crate) fn to_buffer(&self) -> arrow_buffer::Buffer {
         match &self.map {

@@ -9,6 +9,7 @@
 //! wanted rows with arrow-json under the stored schema.
 
 mod run;
+mod split;
 mod tok;
 mod win;
 
@@ -237,7 +238,18 @@ fn scan_values<W: Window<JSON>>(
     options: &IndexOptions,
     lazy: bool,
 ) -> Result<(Columns, Vec<Block>, u64, bool)> {
-    let lay = layout(path, data);
+    scan_values_as::<W>(path, data, layout(path, data), options, lazy)
+}
+
+/// [`scan_values`] of `data` laid out as `lay` (a range of a line file, see [`split`]).
+#[inline(always)]
+fn scan_values_as<W: Window<JSON>>(
+    path: &Path,
+    data: &[u8],
+    lay: Layout,
+    options: &IndexOptions,
+    lazy: bool,
+) -> Result<(Columns, Vec<Block>, u64, bool)> {
     let format = lay.format();
     // Arrays are checked whole; line files line by line below, while each line is hot in
     // the cache (blank lines are ASCII whitespace), so the file is streamed once.
@@ -591,6 +603,10 @@ impl Locator for JsonLocator {
     }
 
     fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
+        // A large line file is read in ranges on every thread of the caller's pool.
+        if let Some(index) = split::index_split(path, options)? {
+            return Ok(index);
+        }
         let data = FileBytes::open_whole(path)?;
         index_bytes(path, &data, options)
     }

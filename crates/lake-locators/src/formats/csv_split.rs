@@ -1,0 +1,225 @@
+//! A large delimited file indexed on every thread of the caller's pool (see
+//! [`crate::text::split`] for the plan and why the result is exactly a sequential scan's):
+//! ranges start at the first line feed outside quotes after each nominal boundary, the quote
+//! state coming from a parity pass; each range is scanned by the same loop as a whole file
+//! ([`scan_body`]) and must end, without an error, on the line feed before the next range.
+
+use std::ops::Range;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::locator::{Block, FileIndex, IndexOptions};
+use crate::simd::{CSV, Kernel, Window};
+use crate::text::infer::Columns;
+use crate::text::rowread::check_stride;
+use crate::text::scan::{FileBytes, check_utf8_at, skip_records};
+use crate::text::split::{
+    Checkpoints, MIN_SPLIT, chunk_len, csv_record_start, fine_stride, nominal_bounds,
+    quote_parities, ranges, scan_waves, threads,
+};
+
+#[cfg(test)]
+use super::index_bytes;
+use super::{Header, assemble, cr_line_ends, header, scan_body};
+
+/// The index of `path` built on every thread, or `None` when the file is indexed by one
+/// thread: a pool of one thread, a file under [`MIN_SPLIT`], a file of lone carriage
+/// returns (read from a converted copy), or a split that failed its checks (a wrong guess or
+/// an error in the file, which the sequential scan then reports).
+pub(super) fn index_split(path: &Path, options: &IndexOptions) -> Result<Option<FileIndex>> {
+    let threads = threads();
+    if threads < 2 {
+        return Ok(None);
+    }
+    let len = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .len();
+    if len < MIN_SPLIT {
+        return Ok(None);
+    }
+    check_stride(path, options)?;
+    let file = FileBytes::open(path)?;
+    index_file(path, &file, options, threads)
+}
+
+/// [`index_split`] over the mapped `file`, split for `threads` threads.
+pub(super) fn index_file(
+    path: &Path,
+    file: &FileBytes,
+    options: &IndexOptions,
+    threads: usize,
+) -> Result<Option<FileIndex>> {
+    let data: &[u8] = file;
+    if cr_line_ends(data) {
+        return Ok(None);
+    }
+    let Ok(h) = header(path, data) else {
+        return Ok(None);
+    };
+    if check_utf8_at(path, h.format, data, 0, h.body).is_err() {
+        return Ok(None);
+    }
+    let chunk = chunk_len(data.len(), threads);
+    let plan = plan(file, h.body, chunk);
+    Ok(run_plan(path, file, options, &h, &plan, threads))
+}
+
+/// The ranges of `file` for nominal ranges of `chunk` bytes: each starts at the first line
+/// feed outside quotes after its nominal boundary (the first at 0, with the header).
+pub(super) fn plan(file: &FileBytes, body: usize, chunk: usize) -> Vec<Range<usize>> {
+    let data: &[u8] = file;
+    let bounds = nominal_bounds(data.len(), body, chunk);
+    let parities = quote_parities(file, &bounds);
+    let starts: Vec<usize> = bounds
+        .iter()
+        .zip(&parities)
+        .map(|(&b, &odd)| {
+            if b == 0 {
+                0
+            } else {
+                csv_record_start(data, b - 1, odd)
+            }
+        })
+        .collect();
+    ranges(starts, data.len())
+}
+
+/// What the scan of one range found.
+struct Part {
+    cols: Columns,
+    /// Checkpoints every [`fine_stride`] rows, bytes absolute.
+    fine: Vec<Block>,
+    rows: u64,
+    range: Range<usize>,
+}
+
+/// Scans the ranges of `plan` and joins them; `None` when any range fails its checks.
+pub(super) fn run_plan(
+    path: &Path,
+    file: &FileBytes,
+    options: &IndexOptions,
+    h: &Header,
+    plan: &[Range<usize>],
+    threads: usize,
+) -> Option<FileIndex> {
+    let data: &[u8] = file;
+    let fine = IndexOptions {
+        stride: fine_stride(options.stride),
+        stats: options.stats.clone(),
+    };
+    let scan = |_: usize, r: Range<usize>| -> Option<Part> {
+        crate::simd::dispatch(RangeScan {
+            path,
+            data,
+            h,
+            range: r,
+            options: &fine,
+            lazy: true,
+        })
+    };
+    let mut cols: Option<Columns> = None;
+    let mut checkpoints = Checkpoints::new(options.stride);
+    // Ranges with numbers whose text bounds were left out, for a rescan if needed.
+    let mut deferred: Vec<Range<usize>> = Vec::new();
+    let joined = scan_waves(file, plan, threads, scan, |part: Part| {
+        if part.cols.cols.iter().any(|c| c.deferred()) {
+            deferred.push(part.range.clone());
+        }
+        match &mut cols {
+            Some(c) => c.merge(&part.cols, &options.stats),
+            None => cols = Some(part.cols),
+        }
+        checkpoints.join(&part.fine, part.rows, |at, n| {
+            match skip_records(data, at, n, h.delim) {
+                Ok((end, done)) if done == n => Some(end),
+                _ => None,
+            }
+        })
+    });
+    let mut cols = cols?;
+    if !joined {
+        return None;
+    }
+    // Columns that turned Utf8 after numbers whose text bounds were left out: the ranges
+    // that left some out are read again without laziness (rare).
+    if cols.pending_end(data.len()).is_some() {
+        let mut rescan: Option<Columns> = None;
+        let lazy_scan = |_: usize, r: Range<usize>| {
+            crate::simd::dispatch(RangeScan {
+                path,
+                data,
+                h,
+                range: r,
+                options: &fine,
+                lazy: false,
+            })
+        };
+        let ok = scan_waves(file, &deferred, threads, lazy_scan, |part: Part| {
+            match &mut rescan {
+                Some(c) => c.merge(&part.cols, &options.stats),
+                None => rescan = Some(part.cols),
+            }
+            true
+        });
+        if !ok {
+            return None;
+        }
+        if let Some(r) = &rescan {
+            cols.join_pending(r);
+        }
+    }
+    let h = Header {
+        format: h.format,
+        delim: h.delim,
+        names: Vec::new(),
+        body: h.body,
+    };
+    let rows = checkpoints.rows;
+    Some(assemble(h, &cols, checkpoints.blocks, rows, data.len(), options).1)
+}
+
+/// The scan of one range, run by [`crate::simd::dispatch`] over this CPU's window masks.
+struct RangeScan<'a> {
+    path: &'a Path,
+    data: &'a [u8],
+    h: &'a Header,
+    range: Range<usize>,
+    options: &'a IndexOptions,
+    lazy: bool,
+}
+
+impl Kernel<CSV> for RangeScan<'_> {
+    type Output = Option<Part>;
+
+    #[inline(always)]
+    fn run<W: Window<CSV>>(self) -> Option<Part> {
+        let Range { start, end } = self.range;
+        // The first range holds the header: it is read from the file's start, so its bytes
+        // are already absolute.
+        let (slice, from, base) = if start == 0 {
+            (&self.data[..end], self.h.body, 0)
+        } else {
+            (&self.data[start..end], 0, start)
+        };
+        // A range that ends before the file's end must end on a line feed: otherwise the
+        // guessed start after it was no record start.
+        if end < self.data.len() && self.data.get(end.wrapping_sub(1)) != Some(&b'\n') {
+            return None;
+        }
+        let (cols, mut fine, rows) =
+            scan_body::<W>(self.path, slice, self.h, from, self.options, self.lazy).ok()?;
+        for b in &mut fine {
+            b.first_byte = b.first_byte.map(|x| x + base as u64);
+        }
+        Some(Part {
+            cols,
+            fine,
+            rows,
+            range: start..end,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "csv_split_tests.rs"]
+mod tests;

@@ -1,0 +1,163 @@
+//! Tests of the split delimited scan: random files split at random range lengths give
+//! exactly the sequential index (checkpoints, row count, schema, statistics) for every
+//! stride, or fall back when the file has an error.
+
+use std::io::Write as _;
+
+use super::*;
+use crate::locator::StatsColumns;
+use crate::testutil::{XorShift, byte_soup, stress_cases};
+
+/// Fields of every shape: numbers, text, quoted text with delimiters, doubled quotes and
+/// line breaks, empty fields, non-ASCII.
+const FIELDS: &[&str] = &[
+    "0",
+    "-7",
+    "123456789012345678",
+    "1234567890123456789",
+    "-8673.29",
+    "1.5e3",
+    "",
+    "abc",
+    "c123-abcd",
+    "true",
+    "false",
+    "\u{e9}t\u{e9} \u{65e5}",
+    "\"q,\nx\"",
+    "\"a \"\"b\"\" c\"",
+    "\"\"",
+    "\"line\r\nbreak, comma\"",
+    "\"long long long long long long long long long long long long long long text\"",
+];
+
+/// A random well-formed delimited file: `ncols` columns, LF or CRLF, empty lines, a BOM now
+/// and then; columns drift from numbers to text late so that left-out text bounds are read
+/// again.
+fn random_csv(rng: &mut XorShift, rows: usize) -> Vec<u8> {
+    let ncols = 1 + rng.below(6);
+    let crlf = rng.below(2) == 0;
+    let eol = if crlf { "\r\n" } else { "\n" };
+    let mut out = String::new();
+    if rng.below(5) == 0 {
+        out.push('\u{feff}');
+    }
+    let names: Vec<String> = (0..ncols).map(|c| format!("c{c}")).collect();
+    out.push_str(&names.join(","));
+    out.push_str(eol);
+    // Per column: the row from which any field may come; numbers before it.
+    let turn: Vec<usize> = (0..ncols).map(|_| rng.below(rows + 1)).collect();
+    for r in 0..rows {
+        if rng.below(40) == 0 {
+            out.push_str(eol);
+        }
+        for (c, &t) in turn.iter().enumerate() {
+            if c > 0 {
+                out.push(',');
+            }
+            let field = if r < t {
+                FIELDS[rng.below(5)]
+            } else {
+                FIELDS[rng.below(FIELDS.len())]
+            };
+            out.push_str(field);
+        }
+        if r + 1 < rows || rng.below(2) == 0 {
+            out.push_str(eol);
+        }
+    }
+    out.into_bytes()
+}
+
+/// The sequential index of `text` (or its error), as text.
+fn sequential(text: &[u8], options: &IndexOptions) -> Result<String> {
+    index_bytes(Path::new("t.csv"), text, options).map(|r| format!("{:?}", r.1))
+}
+
+/// The split index of `text` for ranges of `chunk` bytes, or `None` when it falls back.
+fn split_index(
+    file: &FileBytes,
+    options: &IndexOptions,
+    chunk: usize,
+    threads: usize,
+) -> Option<String> {
+    let path = Path::new("t.csv");
+    let h = header(path, file).ok()?;
+    let plan = plan(file, h.body, chunk);
+    run_plan(path, file, options, &h, &plan, threads).map(|i| format!("{i:?}"))
+}
+
+fn mapped(text: &[u8]) -> (tempfile::NamedTempFile, FileBytes) {
+    let mut f = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
+    f.write_all(text).unwrap();
+    f.flush().unwrap();
+    let bytes = FileBytes::open(f.path()).unwrap();
+    (f, bytes)
+}
+
+#[test]
+fn split_scans_equal_the_sequential_scan() {
+    let mut rng = XorShift(0x5eed_1234_abcd_0001);
+    for case in 0..stress_cases(60) {
+        let rows = 1 + rng.below(400);
+        let text = random_csv(&mut rng, rows);
+        let (_f, file) = mapped(&text);
+        for stride in [1, 3, 7, 64, 1000, 65_536] {
+            for stats in [StatsColumns::None, StatsColumns::All] {
+                let options = IndexOptions { stride, stats };
+                let want = sequential(&text, &options).expect("a well-formed file");
+                let chunk = 16 + rng.below(text.len());
+                let got = split_index(&file, &options, chunk, 2);
+                assert_eq!(
+                    got.as_deref(),
+                    Some(want.as_str()),
+                    "case {case} stride {stride} chunk {chunk}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn split_scans_of_broken_files_fall_back_or_agree() {
+    let alphabet = b"a,b\n\"1-.0\r9,,\n\xc3\xa9\xff e";
+    for case in 0..stress_cases(300) {
+        let mut text = b"h1,h2,h3\n".to_vec();
+        text.extend(byte_soup(case as u64 * 7919, 40 + case % 600, alphabet));
+        let (_f, file) = mapped(&text);
+        for stats in [StatsColumns::None, StatsColumns::All] {
+            let options = IndexOptions { stride: 3, stats };
+            let want = sequential(&text, &options);
+            for chunk in [8, 33, 100] {
+                let got = split_index(&file, &options, chunk, 2);
+                match (&want, got) {
+                    // A split may give up on a good file (a wrong guess), never differ.
+                    (Ok(w), Some(g)) => assert_eq!(&g, w, "case {case} chunk {chunk}"),
+                    (Err(e), Some(g)) => panic!("case {case}: split gave {g}, sequential {e}"),
+                    (_, None) => {}
+                }
+            }
+        }
+    }
+}
+
+/// A stray quote inside an unquoted field (a plain byte, as in the csv crate) flips the
+/// parity guess: the split must notice and fall back, or agree.
+#[test]
+fn stray_quotes_never_give_a_wrong_index() {
+    let mut text = b"a,b\n".to_vec();
+    for i in 0..2000 {
+        if i % 97 == 5 {
+            text.extend_from_slice(b"x\"y,1\n");
+        } else {
+            text.extend_from_slice(format!("r{i},\"q\nz\"\n").as_bytes());
+        }
+    }
+    let (_f, file) = mapped(&text);
+    let options = IndexOptions::default();
+    let want = sequential(&text, &options).unwrap();
+    for chunk in [50, 333, 1000, 4096] {
+        if let Some(got) = split_index(&file, &options, chunk, 2) {
+            assert_eq!(got, want, "chunk {chunk}");
+        }
+    }
+}

@@ -1,0 +1,346 @@
+//! A large JSON-lines file indexed on every thread of the caller's pool (see
+//! [`crate::text::split`] for the plan). A line feed is never inside a valid JSON string, so
+//! each range starts just past the first line feed after its nominal boundary and no guess
+//! can be wrong; a range must still be read without an error, or the sequential scan runs
+//! and reports the error.
+//!
+//! Files with nested values take arrow-json's inference ([`super::slow_schema_and_stats`]),
+//! here per range: each range's inferred schema is turned back into one sample row whose
+//! inference gives that schema ([`sample`]), and the samples of all ranges, in file order,
+//! are inferred together. arrow-json's type coercion is a join (Null below everything, Int64
+//! below Float64, anything else to Utf8, scalars into lists, objects field by field in order
+//! of first appearance), so this is the schema of the whole file read at once. Statistics
+//! are then decoded per range under that schema and their bounds joined.
+
+use std::ops::Range;
+use std::path::Path;
+
+use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
+use rayon::prelude::*;
+
+use super::{Layout, layout, next_line, scan_values_as, skip_lines};
+use crate::error::{Error, Result};
+use crate::locator::{Block, FileIndex, IndexOptions, Stats, StatsColumns};
+use crate::simd::{JSON, Kernel, Window};
+use crate::stats::StatsBuilder;
+use crate::text::infer::{Columns, null_to_utf8};
+use crate::text::rowread::{check_stride, decode_json, finish_blocks};
+use crate::text::scan::{FileBytes, bom_len};
+use crate::text::split::{
+    Checkpoints, MIN_SPLIT, chunk_len, fine_stride, line_start, nominal_bounds, ranges, scan_waves,
+    threads,
+};
+
+/// The index of the line file `path` built on every thread, or `None` when it is indexed by
+/// one thread (see [`crate::formats::csv`]'s split for the same rules; arrays are read by one
+/// thread).
+pub(super) fn index_split(path: &Path, options: &IndexOptions) -> Result<Option<FileIndex>> {
+    let threads = threads();
+    if threads < 2 {
+        return Ok(None);
+    }
+    let len = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .len();
+    if len < MIN_SPLIT {
+        return Ok(None);
+    }
+    check_stride(path, options)?;
+    let file = FileBytes::open(path)?;
+    if layout(path, &file) != Layout::Lines {
+        return Ok(None);
+    }
+    let plan = plan(&file, chunk_len(file.len(), threads));
+    Ok(run_plan(path, &file, options, &plan, threads))
+}
+
+/// The ranges of a line file for nominal ranges of `chunk` bytes.
+pub(super) fn plan(data: &[u8], chunk: usize) -> Vec<Range<usize>> {
+    let starts = nominal_bounds(data.len(), 0, chunk)
+        .into_iter()
+        .map(|b| if b == 0 { 0 } else { line_start(data, b - 1) })
+        .collect();
+    ranges(starts, data.len())
+}
+
+/// What the scan of one range found.
+struct Part {
+    cols: Columns,
+    fine: Vec<Block>,
+    rows: u64,
+    nested: bool,
+    range: Range<usize>,
+}
+
+/// The scan of one range, run by [`crate::simd::dispatch`].
+struct RangeScan<'a> {
+    path: &'a Path,
+    data: &'a [u8],
+    range: Range<usize>,
+    options: &'a IndexOptions,
+    lazy: bool,
+}
+
+impl Kernel<JSON> for RangeScan<'_> {
+    type Output = Option<Part>;
+
+    #[inline(always)]
+    fn run<W: Window<JSON>>(self) -> Option<Part> {
+        let Range { start, end } = self.range;
+        if end < self.data.len() && self.data.get(end.wrapping_sub(1)) != Some(&b'\n') {
+            return None;
+        }
+        // The first range is read as the file's start (its byte-order mark skipped); a
+        // later range starting with those bytes is no valid line, which the sequential
+        // scan reports.
+        let (slice, base) = if start == 0 {
+            (&self.data[..end], 0)
+        } else {
+            let slice = &self.data[start..end];
+            if bom_len(slice) > 0 {
+                return None;
+            }
+            (slice, start)
+        };
+        let (cols, mut fine, rows, nested) =
+            scan_values_as::<W>(self.path, slice, Layout::Lines, self.options, self.lazy).ok()?;
+        for b in &mut fine {
+            b.first_byte = b.first_byte.map(|x| x + base as u64);
+        }
+        Some(Part {
+            cols,
+            fine,
+            rows,
+            nested,
+            range: start..end,
+        })
+    }
+}
+
+/// Scans the ranges of `plan` and joins them; `None` when any range fails.
+pub(super) fn run_plan(
+    path: &Path,
+    file: &FileBytes,
+    options: &IndexOptions,
+    plan: &[Range<usize>],
+    threads: usize,
+) -> Option<FileIndex> {
+    let data: &[u8] = file;
+    let fine = IndexOptions {
+        stride: fine_stride(options.stride),
+        stats: options.stats.clone(),
+    };
+    let scan = |lazy: bool| {
+        let fine = &fine;
+        move |_: usize, r: Range<usize>| {
+            crate::simd::dispatch(RangeScan {
+                path,
+                data,
+                range: r,
+                options: fine,
+                lazy,
+            })
+        }
+    };
+    let mut cols: Option<Columns> = None;
+    let mut nested = false;
+    let mut checkpoints = Checkpoints::new(options.stride);
+    let mut deferred: Vec<Range<usize>> = Vec::new();
+    let joined = scan_waves(file, plan, threads, scan(true), |part: Part| {
+        nested |= part.nested;
+        if part.cols.cols.iter().any(|c| c.deferred()) {
+            deferred.push(part.range.clone());
+        }
+        match &mut cols {
+            Some(c) => c.merge(&part.cols, &options.stats),
+            None => cols = Some(part.cols),
+        }
+        checkpoints.join(&part.fine, part.rows, |at, n| {
+            let (pos, got) = skip_lines(data, at, n);
+            if got != n {
+                return None;
+            }
+            // A checkpoint is the first byte of its line's value.
+            Some(next_line(data, pos).map_or(pos, |(s, _)| s))
+        })
+    });
+    if !joined {
+        return None;
+    }
+    let mut cols = cols.unwrap_or_default();
+    let rows = checkpoints.rows;
+    let mut blocks = checkpoints.blocks;
+    finish_blocks(&mut blocks, rows, data.len() as u64);
+    let wanted = &options.stats;
+    let (schema, stats) = if nested {
+        nested_schema_and_stats(path, file, plan, wanted, threads)?
+    } else {
+        if cols.pending_end(data.len()).is_some() {
+            let mut rescan: Option<Columns> = None;
+            let ok = scan_waves(file, &deferred, threads, scan(false), |part: Part| {
+                match &mut rescan {
+                    Some(c) => c.merge(&part.cols, wanted),
+                    None => rescan = Some(part.cols),
+                }
+                true
+            });
+            if !ok {
+                return None;
+            }
+            if let Some(r) = &rescan {
+                cols.join_pending(r);
+            }
+        }
+        let stats = (!wanted.is_none()).then(|| cols.stats());
+        (cols.schema(), stats)
+    };
+    Some(FileIndex {
+        format: Layout::Lines.format().to_string(),
+        row_count: rows,
+        blocks,
+        schema,
+        stats,
+    })
+}
+
+/// The value spans `(start, end)` of the rows of `data[range]`.
+fn rows_of(data: &[u8], range: &Range<usize>) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut pos = range.start.max(bom_len(data));
+    while pos < range.end {
+        match next_line(&data[..range.end], pos) {
+            Some((s, e)) => {
+                out.push((s, e));
+                pos = e + 1;
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+/// [`super::slow_schema_and_stats`] over the ranges of `plan`, on every thread; `None` when
+/// a range fails (the sequential scan then runs and reports the error).
+fn nested_schema_and_stats(
+    path: &Path,
+    file: &FileBytes,
+    plan: &[Range<usize>],
+    wanted: &StatsColumns,
+    threads: usize,
+) -> Option<(SchemaRef, Option<Stats>)> {
+    let data: &[u8] = file;
+    let format = Layout::Lines.format();
+    let infer = |r: &Range<usize>| -> Option<Schema> {
+        file.populate(r.clone());
+        let spans = rows_of(data, r);
+        let iter = spans.iter().map(|&(s, e)| {
+            serde_json::from_slice::<serde_json::Value>(&data[s..e])
+                .map_err(|err| ArrowError::JsonError(format!("at byte {s}: {err}")))
+        });
+        let out = arrow_json::reader::infer_json_schema_from_iterator(iter).ok();
+        file.release(r.clone());
+        out
+    };
+    let mut all: Vec<std::result::Result<serde_json::Value, ArrowError>> = Vec::new();
+    for group in plan.chunks(threads * 4) {
+        let schemas: Vec<Option<Schema>> = group.par_iter().map(infer).collect();
+        for s in schemas {
+            let s = s?;
+            // A list of nulls alone (`[]` or `[null]`) infers to List(Null) either way, but
+            // the two join differently with lists of objects: the sequential scan decides.
+            if s.fields().iter().any(|f| null_list(f.data_type())) {
+                return None;
+            }
+            let mut rows = Vec::new();
+            samples(s.fields(), &mut rows);
+            all.extend(rows.into_iter().map(Ok));
+        }
+    }
+    let inferred = arrow_json::reader::infer_json_schema_from_iterator(all.into_iter()).ok()?;
+    let schema = null_to_utf8(&inferred);
+    if wanted.is_none() {
+        return Some((schema, None));
+    }
+    let stats_of = |r: &Range<usize>| -> Option<StatsBuilder> {
+        file.populate(r.clone());
+        let spans = rows_of(data, r);
+        let mut builder = StatsBuilder::new(&schema, wanted);
+        let mut buf = Vec::new();
+        for chunk in spans.chunks(8192) {
+            buf.clear();
+            for &(s, e) in chunk {
+                buf.extend_from_slice(&data[s..e]);
+                buf.push(b'\n');
+            }
+            let batch = decode_json(path, format, &schema, &buf, chunk.len(), None).ok()?;
+            if let Some(batch) = batch {
+                builder.update(&batch);
+            }
+        }
+        file.release(r.clone());
+        Some(builder)
+    };
+    let mut total: Option<StatsBuilder> = None;
+    for group in plan.chunks(threads * 4) {
+        let builders: Vec<Option<StatsBuilder>> = group.par_iter().map(stats_of).collect();
+        for b in builders {
+            let b = b?;
+            match &mut total {
+                Some(t) => t.merge(b),
+                None => total = Some(b),
+            }
+        }
+    }
+    let stats = total.map_or_else(Stats::new, StatsBuilder::finish);
+    Some((schema, Some(stats)))
+}
+
+/// Rows whose arrow-json inference, in order, is a struct of `fields` in this order: one
+/// row per leaf, each an object of one member (nested objects likewise), so that the order
+/// of first appearance is the fields' order whatever order a JSON object keeps its members
+/// in.
+fn samples(fields: &arrow_schema::Fields, out: &mut Vec<serde_json::Value>) {
+    for f in fields {
+        let mut leaves = Vec::new();
+        sample(f.data_type(), &mut leaves);
+        for leaf in leaves {
+            let mut map = serde_json::Map::new();
+            map.insert(f.name().clone(), leaf);
+            out.push(serde_json::Value::Object(map));
+        }
+    }
+}
+
+/// True when `t` holds a list of nulls.
+fn null_list(t: &DataType) -> bool {
+    match t {
+        DataType::List(f) => f.data_type() == &DataType::Null || null_list(f.data_type()),
+        DataType::Struct(fields) => fields.iter().any(|f| null_list(f.data_type())),
+        _ => false,
+    }
+}
+
+/// JSON values whose arrow-json inference, together, is `t` (the types inference makes).
+fn sample(t: &DataType, out: &mut Vec<serde_json::Value>) {
+    use serde_json::Value;
+    match t {
+        DataType::Null => out.push(Value::Null),
+        DataType::Boolean => out.push(Value::Bool(true)),
+        DataType::Int64 => out.push(Value::from(1i64)),
+        DataType::Float64 => out.push(Value::from(1.5f64)),
+        DataType::List(f) => {
+            let mut inner = Vec::new();
+            sample(f.data_type(), &mut inner);
+            out.extend(inner.into_iter().map(|v| Value::Array(vec![v])));
+        }
+        DataType::Struct(fields) if fields.is_empty() => {
+            out.push(Value::Object(serde_json::Map::new()));
+        }
+        DataType::Struct(fields) => samples(fields, out),
+        _ => out.push(Value::from("s")),
+    }
+}
+
+#[cfg(test)]
+#[path = "split_tests.rs"]
+mod tests;

@@ -1,0 +1,153 @@
+//! Tests of the split JSON-lines scan: random files, flat and nested, split at random range
+//! lengths give exactly the sequential index for every stride, or fall back on errors.
+
+use std::io::Write as _;
+
+use super::*;
+use crate::testutil::{XorShift, byte_soup, stress_cases};
+
+const VALUES: &[&str] = &[
+    "0",
+    "-7",
+    "123456789012345678",
+    "12345678901234567890",
+    "-8673.29",
+    "1e5",
+    "null",
+    "true",
+    "false",
+    "\"abc\"",
+    "\"c123-abcd\"",
+    "\"\\u00e9t\\u00e9 \\\"q\\\" \\\\ x\\ny\"",
+    "\"\u{e9}t\u{e9} \u{65e5}\"",
+    "\"\"",
+];
+
+/// Nested members, each key with values of one compatible kind (objects, lists of scalars,
+/// lists of objects).
+const NESTED: &[(&str, &[&str])] = &[
+    (
+        "n",
+        &[
+            "{\"id\":1,\"name\":\"x\"}",
+            "{\"name\":\"y\",\"vip\":true}",
+            "{}",
+            "null",
+        ],
+    ),
+    ("t", &["[\"t1\",\"t2\"]", "[]", "[1,2.5]", "[null]"]),
+    ("o", &["[{\"k\":1},{\"j\":\"s\"}]", "[]", "[{\"k\":-2.5}]"]),
+];
+
+/// A random JSON-lines file; with `nested`, some values are objects and arrays.
+fn random_ndjson(rng: &mut XorShift, rows: usize, nested: bool) -> Vec<u8> {
+    let keys = ["a", "bb", "c_long_key", "d", "\u{e9}"];
+    let turn: Vec<usize> = keys.iter().map(|_| rng.below(rows + 1)).collect();
+    let mut out = String::new();
+    for r in 0..rows {
+        if rng.below(30) == 0 {
+            out.push_str(if rng.below(2) == 0 { "\n" } else { "  \r\n" });
+        }
+        if rng.below(40) == 0 {
+            out.push(' ');
+        }
+        let mut members = Vec::new();
+        for (k, key) in keys.iter().enumerate() {
+            if rng.below(6) == 0 {
+                continue;
+            }
+            let v = if r < turn[k] {
+                VALUES[rng.below(5)]
+            } else {
+                VALUES[rng.below(VALUES.len())]
+            };
+            members.push(format!("\"{key}\":{v}"));
+        }
+        if nested {
+            for (key, values) in NESTED {
+                if rng.below(4) == 0 {
+                    members.push(format!("\"{key}\":{}", values[rng.below(values.len())]));
+                }
+            }
+        }
+        if rng.below(3) == 0 {
+            members.reverse();
+        }
+        out.push('{');
+        out.push_str(&members.join(","));
+        out.push('}');
+        if r + 1 < rows || rng.below(2) == 0 {
+            out.push('\n');
+        }
+    }
+    out.into_bytes()
+}
+
+fn mapped(text: &[u8]) -> (tempfile::NamedTempFile, FileBytes) {
+    let mut f = tempfile::Builder::new()
+        .suffix(".ndjson")
+        .tempfile()
+        .unwrap();
+    f.write_all(text).unwrap();
+    f.flush().unwrap();
+    let bytes = FileBytes::open(f.path()).unwrap();
+    (f, bytes)
+}
+
+fn sequential(text: &[u8], options: &IndexOptions) -> Result<String> {
+    super::super::index_bytes(Path::new("t.ndjson"), text, options).map(|i| format!("{i:?}"))
+}
+
+fn split_index(file: &FileBytes, options: &IndexOptions, chunk: usize) -> Option<String> {
+    let p = plan(file, chunk);
+    run_plan(Path::new("t.ndjson"), file, options, &p, 2).map(|i| format!("{i:?}"))
+}
+
+#[test]
+fn split_scans_equal_the_sequential_scan() {
+    let mut rng = XorShift(0x5eed_9876_0000_0001);
+    // Nested files whose split held (a range with lists of nulls alone falls back).
+    let mut nested_held = 0;
+    for case in 0..stress_cases(60) {
+        let rows = 1 + rng.below(300);
+        let nested = case % 3 == 2;
+        let text = random_ndjson(&mut rng, rows, nested);
+        let (_f, file) = mapped(&text);
+        for stride in [1, 3, 64, 1000] {
+            for stats in [StatsColumns::None, StatsColumns::All] {
+                let options = IndexOptions { stride, stats };
+                let want = sequential(&text, &options).expect("a well-formed file");
+                let chunk = 8 + rng.below(text.len());
+                match split_index(&file, &options, chunk) {
+                    Some(got) => {
+                        assert_eq!(got, want, "case {case} stride {stride} chunk {chunk}");
+                        nested_held += usize::from(nested);
+                    }
+                    None => assert!(nested, "case {case}: a flat file fell back"),
+                }
+            }
+        }
+    }
+    assert!(nested_held > 0, "no nested split held");
+}
+
+#[test]
+fn split_scans_of_broken_files_fall_back_or_agree() {
+    let alphabet = b"{}[]\":,1-.e \n\\ax\xc3\xa9\xff";
+    for case in 0..stress_cases(300) {
+        let text = byte_soup(case as u64 * 104_729, 20 + case % 500, alphabet);
+        let (_f, file) = mapped(&text);
+        let options = IndexOptions {
+            stride: 2,
+            stats: StatsColumns::All,
+        };
+        let want = sequential(&text, &options);
+        for chunk in [5, 40, 200] {
+            match (&want, split_index(&file, &options, chunk)) {
+                (Ok(w), Some(g)) => assert_eq!(&g, w, "case {case} chunk {chunk}"),
+                (Err(e), Some(g)) => panic!("case {case}: split gave {g}, sequential {e}"),
+                (_, None) => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! Splitting one large row-format file into byte ranges that every thread of the caller's
+//! rayon pool scans at once, and stitching their results into exactly the index of one
+//! sequential pass.
+//!
+//! The plan of a split:
+//!
+//! 1. Nominal boundaries every [`chunk_len`] bytes ([`nominal_bounds`]).
+//! 2. Each boundary moves to a guessed record start: for delimited text the first line feed
+//!    outside quotes, the quote state coming from the parity of the quotes before it (one
+//!    counting pass, [`quote_parities`]); for JSON lines the first line feed.
+//! 3. Each range is scanned on its own (its records wholly inside it), with checkpoints every
+//!    [`FINE_STRIDE`] rows, and checked: a range whose guessed start was no record start of a
+//!    sequential scan cannot end, without an error, on a line feed just before the next
+//!    range. Any failure (a wrong guess, or a real error in the file) sends the whole file to
+//!    the sequential scan, which is then the only result: correct, only slower, and the error
+//!    reported is the sequential scan's (the first in file order, same message).
+//! 4. Ranges are joined in file order: columns by [`crate::text::infer::Columns::merge`]
+//!    (unions of facts and bounds, so order does not matter), row counts summed, and each
+//!    checkpoint of the real stride found from the nearest fine checkpoint before it by
+//!    skipping the records between ([`Checkpoints`]).
+//!
+//! Ranges are scanned in waves of a few per thread, and each range's pages are dropped from
+//! the process's mapping once read ([`FileBytes::release`]), so that the resident set is
+//! O(threads × chunk) whatever the file's size.
+
+use std::ops::Range;
+
+use memchr::{memchr, memchr2};
+use rayon::prelude::*;
+
+use crate::locator::Block;
+use crate::text::scan::{FileBytes, skip_empty_lines};
+
+/// Files below this size are indexed by one thread (lake-map already runs files in parallel;
+/// a split of a small file costs more than it saves).
+pub(crate) const MIN_SPLIT: u64 = 16 << 20;
+
+/// The checkpoint stride of the range scans: the real checkpoints are found from these by
+/// skipping fewer than this many records.
+pub(crate) const FINE_STRIDE: u64 = 1024;
+
+/// Ranges scanned per thread in one wave.
+const WAVE_PER_THREAD: usize = 4;
+
+/// The threads of the caller's pool (the pool `CreateOptions::threads` or
+/// `bazan map create --threads N` installs; every core otherwise). `BAZAN_SPLIT=off` in the
+/// environment turns splitting off (each file on one thread, as before it existed): for
+/// benchmarks that compare both.
+pub(crate) fn threads() -> usize {
+    if std::env::var_os("BAZAN_SPLIT").is_some_and(|v| v == "off") {
+        return 1;
+    }
+    rayon::current_num_threads()
+}
+
+/// The nominal length of a range: about eight per thread, between 2 and 16 MiB.
+pub(crate) fn chunk_len(len: usize, threads: usize) -> usize {
+    (len / (threads.max(1) * 8)).clamp(2 << 20, 16 << 20)
+}
+
+/// Nominal boundaries of `len` bytes in ranges of `chunk` bytes after `first` (the first
+/// range starts at 0 and holds the header): `first`-free positions `k * chunk` past it.
+pub(crate) fn nominal_bounds(len: usize, first: usize, chunk: usize) -> Vec<usize> {
+    let mut out = vec![0];
+    let mut b = chunk.max(1);
+    while b < len {
+        if b > first + 1 {
+            out.push(b);
+        }
+        b += chunk.max(1);
+    }
+    out
+}
+
+/// How many bytes of `data` are `byte` (vectorised: counts per 255-byte block in `u8`).
+pub(crate) fn count_byte(data: &[u8], byte: u8) -> usize {
+    data.chunks(255)
+        .map(|c| {
+            c.iter()
+                .fold(0u8, |n, &b| n.wrapping_add(u8::from(b == byte))) as usize
+        })
+        .sum()
+}
+
+/// For each nominal boundary `b` of `bounds` (the first is 0): true when an odd number of
+/// quotes precede `b - 1` in the file (the quote state of a well-formed CSV there), counted
+/// on every thread.
+pub(crate) fn quote_parities(file: &FileBytes, bounds: &[usize]) -> Vec<bool> {
+    let data: &[u8] = file;
+    let cuts: Vec<usize> = bounds.iter().map(|&b| b.saturating_sub(1)).collect();
+    let counts: Vec<usize> = (1..cuts.len())
+        .into_par_iter()
+        .map(|k| {
+            let r = cuts[k - 1]..cuts[k];
+            file.populate(r.clone());
+            let n = count_byte(&data[r.clone()], b'"');
+            file.release(r);
+            n
+        })
+        .collect();
+    let mut out = Vec::with_capacity(bounds.len());
+    out.push(false);
+    for c in counts {
+        let before = out.last().copied().unwrap_or(false);
+        out.push(before ^ (c % 2 == 1));
+    }
+    out
+}
+
+/// The first record start of a delimited file after `from`, where the quote state is
+/// `in_quotes`: just past the first line feed outside quotes (and the empty lines after it),
+/// or the end of the data.
+pub(crate) fn csv_record_start(data: &[u8], from: usize, mut in_quotes: bool) -> usize {
+    let mut pos = from;
+    while pos < data.len() {
+        let Some(i) = memchr2(b'"', b'\n', &data[pos..]) else {
+            return data.len();
+        };
+        let p = pos + i;
+        if data[p] == b'"' {
+            in_quotes = !in_quotes;
+        } else if !in_quotes {
+            return skip_empty_lines(data, p + 1);
+        }
+        pos = p + 1;
+    }
+    data.len()
+}
+
+/// The first line start of a JSON-lines file after `from`: just past the first line feed
+/// (never inside a valid JSON string), or the end of the data.
+pub(crate) fn line_start(data: &[u8], from: usize) -> usize {
+    match memchr(b'\n', &data[from.min(data.len())..]) {
+        Some(i) => from + i + 1,
+        None => data.len(),
+    }
+}
+
+/// The ranges between guessed starts (`starts[0]` is the first range's start), empty ones
+/// left out; the last ends at `len`.
+pub(crate) fn ranges(mut starts: Vec<usize>, len: usize) -> Vec<Range<usize>> {
+    starts.push(len);
+    let mut out = Vec::with_capacity(starts.len());
+    let mut from = starts[0];
+    for &s in &starts[1..] {
+        if s > from {
+            out.push(from..s);
+            from = s;
+        }
+    }
+    out
+}
+
+/// Scans `ranges` on every thread in waves of a few per thread, handing each range's result
+/// to `join` in file order; `scan` returns `None` when its range cannot be trusted, which
+/// ends the split (`false`: the caller falls back to a sequential scan). Each range's pages
+/// are faulted in before and dropped after its scan.
+pub(crate) fn scan_waves<T: Send>(
+    file: &FileBytes,
+    ranges: &[Range<usize>],
+    threads: usize,
+    scan: impl Fn(usize, Range<usize>) -> Option<T> + Sync,
+    mut join: impl FnMut(T) -> bool,
+) -> bool {
+    let wave = (threads * WAVE_PER_THREAD).max(1);
+    for (w, group) in ranges.chunks(wave).enumerate() {
+        let results: Vec<Option<T>> = group
+            .par_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                file.populate(r.clone());
+                let out = scan(w * wave + i, r.clone());
+                file.release(r.clone());
+                out
+            })
+            .collect();
+        for r in results {
+            let Some(t) = r else {
+                return false;
+            };
+            if !join(t) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Builds the checkpoints of the real stride from the fine checkpoints of ranges joined in
+/// file order.
+pub(crate) struct Checkpoints {
+    stride: u64,
+    /// The stride of the range scans' checkpoints ([`fine_stride`]).
+    fine: u64,
+    /// Rows of the ranges joined so far.
+    pub(crate) rows: u64,
+    /// The checkpoints found so far.
+    pub(crate) blocks: Vec<Block>,
+}
+
+impl Checkpoints {
+    /// No range joined yet.
+    pub(crate) fn new(stride: u64) -> Self {
+        Checkpoints {
+            stride,
+            fine: fine_stride(stride),
+            rows: 0,
+            blocks: Vec::new(),
+        }
+    }
+
+    /// Joins a range of `rows` rows whose fine checkpoints (every [`fine_stride`] rows from
+    /// its first, bytes absolute) are `fine`; `skip(byte, n)` is the start of the record `n`
+    /// records after the record start `byte` (`None` when there are fewer). False when a
+    /// checkpoint cannot be found (the split is then abandoned).
+    pub(crate) fn join(
+        &mut self,
+        fine: &[Block],
+        rows: u64,
+        mut skip: impl FnMut(usize, u64) -> Option<usize>,
+    ) -> bool {
+        let first = self.rows;
+        // The first row of this range that starts a real checkpoint.
+        let mut row = first.div_ceil(self.stride) * self.stride;
+        while row < first + rows {
+            let local = row - first;
+            let Some(b) = fine.get((local / self.fine) as usize) else {
+                return false;
+            };
+            let (Some(byte), true) = (b.first_byte, b.first_row == local / self.fine * self.fine)
+            else {
+                return false;
+            };
+            let Some(at) = skip(byte as usize, local - b.first_row) else {
+                return false;
+            };
+            self.blocks.push(Block {
+                ordinal: self.blocks.len() as u64,
+                first_row: row,
+                row_count: 0,
+                first_byte: Some(at as u64),
+                total_byte_size: None,
+                compressed_size: None,
+                columns: None,
+            });
+            row += self.stride;
+        }
+        self.rows += rows;
+        true
+    }
+}
+
+/// The fine checkpoint stride for a real stride `stride`.
+pub(crate) fn fine_stride(stride: u64) -> u64 {
+    stride.min(FINE_STRIDE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_bytes_past_255() {
+        let data: Vec<u8> = (0..10_000)
+            .map(|i| if i % 3 == 0 { b'"' } else { b'a' })
+            .collect();
+        assert_eq!(
+            count_byte(&data, b'"'),
+            data.iter().filter(|&&b| b == b'"').count()
+        );
+    }
+
+    #[test]
+    fn record_starts_follow_the_quote_state() {
+        let data = b"a,\"x\ny\"\nb,c\n\nd,e\n";
+        assert_eq!(csv_record_start(data, 0, false), 8);
+        assert_eq!(csv_record_start(data, 3, true), 8);
+        assert_eq!(csv_record_start(data, 9, false), 13);
+        assert_eq!(csv_record_start(data, 14, false), data.len());
+        assert_eq!(ranges(vec![0, 5, 5, 8], 16), vec![0..5, 5..8, 8..16]);
+    }
+
+    #[test]
+    fn nominal_bounds_skip_the_header() {
+        assert_eq!(nominal_bounds(100, 30, 20), vec![0, 40, 60, 80]);
+        assert_eq!(nominal_bounds(100, 0, 20), vec![0, 20, 40, 60, 80]);
+    }
+}
