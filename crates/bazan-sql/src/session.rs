@@ -1,0 +1,254 @@
+//! `SqlSession`: the entry point of the front ends. It owns a DataFusion `SessionContext` and
+//! a Tokio runtime, registers lakes, TsFile tables and Arrow streams by name, and runs one
+//! query at a time to Arrow record batches.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_schema::SchemaRef;
+use bazan::Lake;
+use datafusion::datasource::MemTable;
+use datafusion::execution::TaskContext;
+use datafusion::physical_plan::{ExecutionPlan, collect, displayable};
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+use crate::error::{Error, Result};
+use crate::exec::{LakeScanExec, counters};
+use crate::table::LakeTable;
+use crate::tsfile::TsFileTable;
+
+/// Scan counters of one query, summed over its lake scans.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanCounts {
+    /// Lake file reads (each after its stale check): a file read by several partitions
+    /// counts once per partition.
+    pub files_opened: u64,
+    /// File blocks read.
+    pub blocks_read: u64,
+    /// Blocks of the scanned lakes in all (a file without blocks counts as one).
+    pub blocks_total: u64,
+    /// Rows the lake scans returned.
+    pub rows_scanned: u64,
+}
+
+/// The result of a query: its schema, its batches and what its lake scans read.
+#[derive(Debug, Clone)]
+pub struct QueryOutput {
+    /// The result schema.
+    pub schema: SchemaRef,
+    /// The result rows.
+    pub batches: Vec<RecordBatch>,
+    /// What the lake scans read.
+    pub counts: ScanCounts,
+}
+
+/// A SQL session over lakes, TsFiles and Arrow data; see the module documentation.
+pub struct SqlSession {
+    ctx: SessionContext,
+    runtime: tokio::runtime::Runtime,
+    threads: usize,
+}
+
+impl std::fmt::Debug for SqlSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlSession")
+            .field("threads", &self.threads)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqlSession {
+    /// A session using every core.
+    pub fn new() -> Result<Self> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        SqlSession::with_threads(threads)
+    }
+
+    /// A session running queries on `threads` threads (and as many scan partitions).
+    pub fn with_threads(threads: usize) -> Result<Self> {
+        let threads = threads.max(1);
+        let config = SessionConfig::new()
+            .with_target_partitions(threads)
+            .with_information_schema(true);
+        SqlSession::with_config(config, threads)
+    }
+
+    /// A session with a DataFusion configuration of the caller's (e.g. a distributed one).
+    pub fn with_config(config: SessionConfig, threads: usize) -> Result<Self> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads.max(1))
+            .thread_name("bazan-sql")
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Other(format!("cannot start the query runtime: {e}")))?;
+        Ok(SqlSession {
+            ctx: SessionContext::new_with_config(config),
+            runtime,
+            threads: threads.max(1),
+        })
+    }
+
+    /// A session around a DataFusion context built by the caller.
+    pub fn from_context(ctx: SessionContext, threads: usize) -> Result<Self> {
+        let mut s = SqlSession::with_threads(threads)?;
+        s.ctx = ctx;
+        Ok(s)
+    }
+
+    /// The DataFusion context (to register functions, change settings, ...).
+    pub fn context(&self) -> &SessionContext {
+        &self.ctx
+    }
+
+    /// Threads of the session.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Registers the lake mapped at `root` (its directory, or its map file) as table `name`.
+    pub fn register_lake(&self, name: &str, root: &Path) -> Result<()> {
+        let lake = bazan::load_map(root)?;
+        self.register_lake_map(name, Arc::new(lake))
+    }
+
+    /// Registers a loaded lake as table `name`.
+    pub fn register_lake_map(&self, name: &str, lake: Arc<Lake>) -> Result<()> {
+        let table = LakeTable::new(lake)?;
+        self.ctx.register_table(name, Arc::new(table))?;
+        Ok(())
+    }
+
+    /// Registers the tables of the table-model TsFile at `path`: a file with one table as
+    /// `name`, a file with several as `name_TABLE` for each. Returns the names registered.
+    pub fn register_tsfile(&self, name: &str, path: &Path) -> Result<Vec<String>> {
+        let tables = TsFileTable::table_names(path)?;
+        if tables.is_empty() {
+            return Err(Error::Query(format!(
+                "{}: a tree-model TsFile has no tables to query with SQL",
+                path.display()
+            )));
+        }
+        let mut names = Vec::with_capacity(tables.len());
+        for table in &tables {
+            let registered = if tables.len() == 1 {
+                name.to_string()
+            } else {
+                format!("{name}_{table}")
+            };
+            let provider = TsFileTable::open(path, table)?;
+            self.ctx
+                .register_table(registered.as_str(), Arc::new(provider))?;
+            names.push(registered);
+        }
+        Ok(names)
+    }
+
+    /// Registers `path` by what it is: a `.tsfile` file as [`SqlSession::register_tsfile`],
+    /// anything else (a lake directory or its map file) as [`SqlSession::register_lake`].
+    /// Returns the names registered.
+    pub fn register_path(&self, name: &str, path: &Path) -> Result<Vec<String>> {
+        let is_tsfile = path.is_file()
+            && path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("tsfile"));
+        if is_tsfile {
+            self.register_tsfile(name, path)
+        } else {
+            self.register_lake(name, path)?;
+            Ok(vec![name.to_string()])
+        }
+    }
+
+    /// Registers the batches of an Arrow stream (read to the end now) as table `name`.
+    pub fn register_batches(&self, name: &str, reader: impl RecordBatchReader) -> Result<()> {
+        let schema = reader.schema();
+        let batches = reader
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| Error::Other(format!("reading the batches of table {name}: {e}")))?;
+        let table = MemTable::try_new(schema, vec![batches])?;
+        self.ctx.register_table(name, Arc::new(table))?;
+        Ok(())
+    }
+
+    /// Runs `query` and returns its schema and rows. A query that does not parse or plan is
+    /// [`Error::Query`] with DataFusion's message; a file changed since it was mapped is
+    /// [`Error::Bazan`] of kind `Stale` naming it.
+    pub fn sql(&self, query: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+        let out = self.sql_counted(query)?;
+        Ok((out.schema, out.batches))
+    }
+
+    /// As [`SqlSession::sql`], with what the lake scans read.
+    pub fn sql_counted(&self, query: &str) -> Result<QueryOutput> {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(Error::Other(
+                "SqlSession::sql was called from an async context; use sql_async there".into(),
+            ));
+        }
+        self.runtime.block_on(self.sql_async(query))
+    }
+
+    /// As [`SqlSession::sql_counted`], for callers already in an async context.
+    pub async fn sql_async(&self, query: &str) -> Result<QueryOutput> {
+        let plan = self.plan_async(query).await?;
+        let task: Arc<TaskContext> = self.ctx.task_ctx();
+        let batches = collect(Arc::clone(&plan), task)
+            .await
+            .map_err(Error::from_run)?;
+        Ok(QueryOutput {
+            schema: plan.schema(),
+            batches,
+            counts: scan_counts(&plan),
+        })
+    }
+
+    /// The physical plan of `query`, indented, one operator a line.
+    pub fn explain(&self, query: &str) -> Result<String> {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(Error::Other(
+                "SqlSession::explain was called from an async context".into(),
+            ));
+        }
+        let plan = self.runtime.block_on(self.plan_async(query))?;
+        Ok(displayable(plan.as_ref()).indent(true).to_string())
+    }
+
+    /// The physical plan of `query`.
+    pub async fn plan_async(&self, query: &str) -> Result<Arc<dyn ExecutionPlan>> {
+        let df = self.ctx.sql(query).await.map_err(Error::from_plan)?;
+        df.create_physical_plan().await.map_err(Error::from_plan)
+    }
+}
+
+/// Sums the counters of every lake scan of an executed plan.
+pub fn scan_counts(plan: &Arc<dyn ExecutionPlan>) -> ScanCounts {
+    let mut counts = ScanCounts::default();
+    let mut stack = vec![Arc::clone(plan)];
+    while let Some(node) = stack.pop() {
+        if let Some(scan) = node.downcast_ref::<LakeScanExec>() {
+            counts.blocks_total += scan.blocks_total();
+            if let Some(m) = scan.metrics() {
+                let get = |name: &str| m.sum_by_name(name).map_or(0, |v| v.as_usize() as u64);
+                counts.files_opened += get(counters::FILES_OPENED);
+                counts.blocks_read += get(counters::BLOCKS_READ);
+                counts.rows_scanned += get(counters::ROWS);
+            }
+        }
+        stack.extend(node.children().into_iter().cloned());
+    }
+    counts
+}
+
+/// Runs one query over tables given as `(name, path)`: lake directories (or map files) and
+/// TsFiles, registered as by [`SqlSession::register_path`].
+pub fn run_query(
+    tables: &[(String, std::path::PathBuf)],
+    query: &str,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let session = SqlSession::new()?;
+    for (name, path) in tables {
+        session.register_path(name, path)?;
+    }
+    session.sql(query)
+}

@@ -1,0 +1,289 @@
+//! `LakeTable`: a DataFusion [`TableProvider`] over a loaded lake map.
+//!
+//! Schema: the lake's unified schema plus `_gid` (Int64, the global row number) and `_path`
+//! (Utf8, the file's relative path). Filters on `_gid` and `_path` are exact (served by
+//! reading only the selected rows); comparisons of Int64, Float64 and Utf8 columns with
+//! literals prune files by the map's min/max statistics (inexact: DataFusion filters the
+//! rows of the files kept). Row counts are exact, from the map, so `count(*)` reads nothing.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use async_trait::async_trait;
+use bazan::{ColumnStats, Lake};
+use datafusion::catalog::Session;
+use datafusion::common::stats::Precision;
+use datafusion::common::{Result, Statistics};
+use datafusion::datasource::{TableProvider, TableType};
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+
+use crate::exec::{LakeScanExec, external};
+use crate::filters::{Bound, Catalog, FileFacts, GID, PATH};
+use crate::parts::{file_ranges, plan_partitions};
+use crate::rowset::RowSet;
+
+/// A lake map as a SQL table; see the module documentation.
+#[derive(Debug)]
+pub struct LakeTable {
+    lake: Arc<Lake>,
+    schema: SchemaRef,
+    /// Files, rows and unified column types (bounds filled in on first need).
+    catalog: Catalog,
+    /// The catalog with every file's bounds, built when a filter first needs them.
+    with_bounds: OnceLock<Result<Catalog, String>>,
+    /// Blocks of the lake (a file without blocks counts as one), counted on first need.
+    blocks_total: OnceLock<u64>,
+}
+
+impl LakeTable {
+    /// Loads the map of the lake at `root` (the directory, or its map file).
+    pub fn open(root: &Path) -> Result<Self> {
+        let lake = bazan::load_map(root).map_err(external)?;
+        LakeTable::new(Arc::new(lake))
+    }
+
+    /// A table over a loaded lake.
+    pub fn new(lake: Arc<Lake>) -> Result<Self> {
+        let unified = lake.schema().map_err(external)?;
+        let mut fields: Vec<Field> = unified
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        fields.push(Field::new(GID, DataType::Int64, false));
+        fields.push(Field::new(PATH, DataType::Utf8, false));
+        let schema = Arc::new(Schema::new(fields));
+        let map = lake.map();
+        let mut files = Vec::with_capacity(map.total_files());
+        for i in 0..map.total_files() {
+            let e = map.entry(i);
+            let own = lake.file_schema(i).map_err(external)?;
+            files.push(FileFacts {
+                path: e.path.to_string(),
+                first: e.first_global_row,
+                rows: e.row_count,
+                columns: Some(
+                    own.fields()
+                        .iter()
+                        .map(|f| f.name().clone())
+                        .collect::<HashSet<_>>(),
+                ),
+                bounds: Vec::new(),
+            });
+        }
+        let catalog = Catalog {
+            total: lake.total_rows(),
+            files,
+            columns: unified
+                .fields()
+                .iter()
+                .map(|f| (f.name().clone(), f.data_type().clone()))
+                .collect(),
+        };
+        Ok(LakeTable {
+            lake,
+            schema,
+            catalog,
+            with_bounds: OnceLock::new(),
+            blocks_total: OnceLock::new(),
+        })
+    }
+
+    /// The lake behind the table.
+    pub fn lake(&self) -> &Arc<Lake> {
+        &self.lake
+    }
+
+    /// The catalog with the map's per-file statistics.
+    fn bounds(&self) -> Result<&Catalog> {
+        let built = self.with_bounds.get_or_init(|| {
+            let mut catalog = self.catalog.clone();
+            for (i, file) in catalog.files.iter_mut().enumerate() {
+                let stats = self.lake.file_stats(i).map_err(|e| e.to_string())?;
+                for (column, s) in stats.into_iter().flatten() {
+                    let bound = match s {
+                        ColumnStats::Int { min, max } => Bound::Int(min, max),
+                        ColumnStats::Float { min, max } => Bound::Float(min, max),
+                        ColumnStats::Str { min_str, max_str } => Bound::Str(min_str, max_str),
+                    };
+                    file.bounds.push((column, bound));
+                }
+            }
+            Ok(catalog)
+        });
+        built
+            .as_ref()
+            .map_err(|m| datafusion::common::DataFusionError::Execution(m.clone()))
+    }
+
+    /// Blocks of every file (a file without blocks counts as one).
+    fn blocks_total(&self) -> Result<u64> {
+        if let Some(n) = self.blocks_total.get() {
+            return Ok(*n);
+        }
+        let mut n = 0;
+        for i in 0..self.catalog.files.len() {
+            n += (self.lake.blocks(i).map_err(external)?.len() as u64).max(1);
+        }
+        Ok(*self.blocks_total.get_or_init(|| n))
+    }
+
+    /// A scan of `columns` (by name) reading these parts, per partition
+    /// `(file, start, end, blocks)` (how the codec rebuilds a serialized scan).
+    pub fn exec(
+        &self,
+        columns: &[String],
+        partitions: Vec<Vec<(usize, u64, u64, u64)>>,
+    ) -> Result<LakeScanExec> {
+        let indices = columns
+            .iter()
+            .map(|c| self.schema.index_of(c))
+            .collect::<Result<Vec<_>, _>>()?;
+        let schema = Arc::new(self.schema.project(&indices)?);
+        let files = self.catalog.files.len();
+        let mut parts = Vec::with_capacity(partitions.len());
+        for p in partitions {
+            let mut out = Vec::with_capacity(p.len());
+            for (file, start, end, blocks) in p {
+                let rows = self.catalog.files.get(file).map(|f| f.rows);
+                if rows.is_none_or(|r| start > end || end > r) {
+                    return Err(datafusion::common::DataFusionError::Plan(format!(
+                        "lake scan part {file}:{start}..{end} is outside the map of {} ({files} files)",
+                        self.lake.root().display()
+                    )));
+                }
+                out.push(crate::parts::Part {
+                    file,
+                    start,
+                    end,
+                    blocks,
+                });
+            }
+            parts.push(out);
+        }
+        Ok(LakeScanExec::new(
+            Arc::clone(&self.lake),
+            schema,
+            columns.to_vec(),
+            parts,
+            self.blocks_total()?,
+        ))
+    }
+
+    /// The scan for these filters, projection and limit (also used by tests and the bench to
+    /// see the plan of a scan without running a query).
+    pub fn plan_scan(
+        &self,
+        projection: Option<&[usize]>,
+        filters: &[Expr],
+        limit: Option<usize>,
+        target_partitions: usize,
+    ) -> Result<LakeScanExec> {
+        let mut rows = RowSet::all(self.catalog.total);
+        let mut inexact = Vec::new();
+        for f in filters {
+            match self.catalog.exact_rows(f) {
+                Some(set) => rows = rows.intersect(&set),
+                None => inexact.push(f),
+            }
+        }
+        if !inexact.is_empty() {
+            let catalog = self.bounds()?;
+            let mut dropped = Vec::new();
+            for file in &catalog.files {
+                if file.rows > 0 && !inexact.iter().all(|f| catalog.may_match(f, file)) {
+                    dropped.push(file.first..file.first + file.rows);
+                }
+            }
+            rows = rows.intersect(&RowSet::from_ranges(dropped).complement(self.catalog.total));
+        }
+        let mut target = target_partitions.max(1);
+        if let Some(n) = limit
+            && inexact.is_empty()
+        {
+            rows = rows.truncate(n as u64);
+            target = 1;
+        }
+        let ranges = file_ranges(&rows, &self.catalog.files);
+        let block_starts = |i: usize| -> Vec<u64> {
+            match self.lake.blocks(i) {
+                Ok(blocks) => blocks.iter().map(|b| b.first_row).collect(),
+                Err(_) => Vec::new(),
+            }
+        };
+        let partitions = plan_partitions(&ranges, &block_starts, target);
+        let (schema, columns) = match projection {
+            Some(p) => (
+                Arc::new(self.schema.project(p)?),
+                p.iter()
+                    .map(|&i| self.schema.field(i).name().clone())
+                    .collect::<Vec<_>>(),
+            ),
+            None => (
+                Arc::clone(&self.schema),
+                self.schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect(),
+            ),
+        };
+        Ok(LakeScanExec::new(
+            Arc::clone(&self.lake),
+            schema,
+            columns,
+            partitions,
+            self.blocks_total()?,
+        ))
+    }
+}
+
+#[async_trait]
+impl TableProvider for LakeTable {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| {
+                if self.catalog.exact_rows(f).is_some() {
+                    TableProviderFilterPushDown::Exact
+                } else if self.catalog.can_prune(f) {
+                    TableProviderFilterPushDown::Inexact
+                } else {
+                    TableProviderFilterPushDown::Unsupported
+                }
+            })
+            .collect())
+    }
+
+    fn statistics(&self) -> Option<Statistics> {
+        let mut stats = Statistics::new_unknown(&self.schema);
+        stats.num_rows = Precision::Exact(self.catalog.total as usize);
+        Some(stats)
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let target = state.config().target_partitions();
+        let exec = self.plan_scan(projection.map(|p| p.as_slice()), filters, limit, target)?;
+        Ok(Arc::new(exec))
+    }
+}
