@@ -287,7 +287,7 @@ impl bazan::Locator for Lines {
         )])
         .map_err(|e| bazan::engine::lake_locators::Error::library(path, "lines", e))?;
         let batch = match request.projection {
-            Some(p) if p.is_empty() => batch
+            Some([]) => batch
                 .project(&[])
                 .map_err(|e| bazan::engine::lake_locators::Error::library(path, "lines", e))?,
             _ => batch,
