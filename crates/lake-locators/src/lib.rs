@@ -29,6 +29,8 @@
 pub mod columnar;
 pub mod error;
 mod formats;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod locator;
 pub mod registry;
 pub mod rows;

@@ -853,6 +853,7 @@ impl Iterator for CsvBatches {
 
 #[path = "csv_split.rs"]
 mod split;
+pub(crate) use split::fuzz_check;
 
 #[cfg(test)]
 #[path = "csv_tests.rs"]

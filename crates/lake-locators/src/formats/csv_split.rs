@@ -220,6 +220,43 @@ impl Kernel<CSV> for RangeScan<'_> {
     }
 }
 
+/// The fuzz check of the delimited scanners ([`crate::fuzzing::csv`]): the index of `data`
+/// (the bytes of the file at `path`) by this CPU's vector path, by the portable path, and
+/// split in ranges of `chunk` bytes must be the same (or the first two the same error, the
+/// split then falling back). Panics with the difference otherwise.
+pub(crate) fn fuzz_check(path: &Path, chunk: usize, options: &IndexOptions) {
+    let Ok(file) = FileBytes::open(path) else {
+        return;
+    };
+    let data: &[u8] = &file;
+    let show = |r: &Result<FileIndex>| match r {
+        Ok(i) => format!("{i:?}"),
+        Err(e) => format!("error: {e}"),
+    };
+    let fast = super::index_bytes(path, data, options).map(|r| r.1);
+    let portable = super::scan_records::<crate::simd::NoWindow>(path, data, options, false)
+        .map(|(h, cols, blocks, rows)| assemble(h, &cols, blocks, rows, data.len(), options).1);
+    assert_eq!(
+        show(&fast),
+        show(&portable),
+        "vector and portable scans differ"
+    );
+    if cr_line_ends(data) {
+        return;
+    }
+    let Ok(h) = header(path, data) else {
+        return;
+    };
+    let plan = plan(&file, h.body, chunk.max(1));
+    if let Some(split) = run_plan(path, &file, options, &h, &plan, 2) {
+        assert_eq!(
+            format!("{split:?}"),
+            show(&fast),
+            "the split scan differs from the sequential scan"
+        );
+    }
+}
+
 #[cfg(test)]
 #[path = "csv_split_tests.rs"]
 mod tests;

@@ -10,6 +10,7 @@
 
 mod run;
 mod split;
+pub(crate) use split::fuzz_check;
 mod tok;
 mod win;
 

@@ -341,6 +341,37 @@ fn sample(t: &DataType, out: &mut Vec<serde_json::Value>) {
     }
 }
 
+/// The fuzz check of the JSON-lines scanners ([`crate::fuzzing::json`]): as the delimited
+/// one, for a line file.
+pub(crate) fn fuzz_check(path: &Path, chunk: usize, options: &IndexOptions) {
+    let Ok(file) = FileBytes::open(path) else {
+        return;
+    };
+    let data: &[u8] = &file;
+    let show = |r: &Result<FileIndex>| match r {
+        Ok(i) => format!("{i:?}"),
+        Err(e) => format!("error: {e}"),
+    };
+    let fast = super::index_bytes(path, data, options);
+    let portable = super::index_lazy::<crate::simd::NoWindow>(path, data, options, false);
+    assert_eq!(
+        show(&fast),
+        show(&portable),
+        "vector and portable scans differ"
+    );
+    if layout(path, data) != Layout::Lines {
+        return;
+    }
+    let plan = plan(data, chunk.max(1));
+    if let Some(split) = run_plan(path, &file, options, &plan, 2) {
+        assert_eq!(
+            format!("{split:?}"),
+            show(&fast),
+            "the split scan differs from the sequential scan"
+        );
+    }
+}
+
 #[cfg(test)]
 #[path = "split_tests.rs"]
 mod tests;

@@ -1,0 +1,76 @@
+//! Entry points of the cargo-fuzz targets in `fuzz/` (not an API: hidden, may change). Each
+//! writes the input to a file of its own and indexes it every way the crate can: this CPU's
+//! vector path, the portable path, and split in byte ranges; any difference panics.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use crate::locator::{IndexOptions, StatsColumns};
+
+/// A file of this thread for the input, rewritten on every call.
+fn input_file(ext: &str, data: &[u8]) -> Option<PathBuf> {
+    let path = std::env::temp_dir().join(format!(
+        "bazan-fuzz-{}-{:?}.{ext}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let mut f = std::fs::File::create(&path).ok()?;
+    f.write_all(data).ok()?;
+    Some(path)
+}
+
+/// The options of one case from its first two bytes: a stride of 1 to 8 rows, statistics on
+/// or off, and the range length of the split (1 to 1,024 bytes).
+fn options(head: &[u8]) -> (IndexOptions, usize) {
+    let a = head.first().copied().unwrap_or(0);
+    let b = head.get(1).copied().unwrap_or(0);
+    let stats = if a & 0x80 == 0 {
+        StatsColumns::All
+    } else {
+        StatsColumns::None
+    };
+    let options = IndexOptions {
+        stride: u64::from(a & 7) + 1,
+        stats,
+    };
+    (options, 1 + usize::from(b) * 4)
+}
+
+/// Checks the delimited scanners on `data` (its first two bytes choose the options).
+pub fn csv(data: &[u8]) {
+    let (options, chunk) = options(data);
+    let body = data.get(2..).unwrap_or(&[]);
+    if let Some(path) = input_file("csv", body) {
+        crate::formats::csv::fuzz_check(&path, chunk, &options);
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Checks the JSON-lines scanners on `data` (its first two bytes choose the options).
+pub fn json(data: &[u8]) {
+    let (options, chunk) = options(data);
+    let body = data.get(2..).unwrap_or(&[]);
+    if let Some(path) = input_file("ndjson", body) {
+        crate::formats::json::fuzz_check(&path, chunk, &options);
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testutil::{byte_soup, stress_cases};
+
+    /// The fuzz checks over seeded byte soup, so that they run in every test run too.
+    #[test]
+    fn fuzz_checks_hold_on_byte_soup() {
+        for case in 0..stress_cases(60) {
+            let mut csv = vec![case as u8, (case * 7) as u8];
+            csv.extend_from_slice(b"a,b\n");
+            csv.extend(byte_soup(case as u64 + 1, 30 + case * 5, b"1,\"\n\r.-x\xc3\xa9"));
+            super::csv(&csv);
+            let mut json = vec![case as u8, (case * 3) as u8];
+            json.extend(byte_soup(case as u64 + 7, 30 + case * 5, b"{}[]\":,1-.\n \\a"));
+            super::json(&json);
+        }
+    }
+}
