@@ -320,3 +320,32 @@ mod stats_tests {
         assert_eq!(back, kept);
     }
 }
+
+#[cfg(test)]
+mod hash_tests {
+    use super::hash_file;
+    use crate::error::Error;
+
+    #[test]
+    fn digests_match_one_shot_hash() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        // Below and above blake3's 16 KiB mmap threshold, and past one 1 KiB chunk boundary.
+        for len in [0usize, 1, 1025, 16 * 1024 - 1, 16 * 1024, 300_000] {
+            let data: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+            let p = dir.path().join(format!("f{len}.bin"));
+            std::fs::write(&p, &data).expect("write");
+            assert_eq!(
+                hash_file(&p).expect("hash"),
+                blake3::hash(&data).to_hex().to_string(),
+                "{len}"
+            );
+        }
+        // The doctor tells a file deleted before hashing by this error kind.
+        match hash_file(&dir.path().join("absent")) {
+            Err(Error::Io { source, .. }) => {
+                assert_eq!(source.kind(), std::io::ErrorKind::NotFound)
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
