@@ -302,7 +302,7 @@ fn scan_values_as<W: Window<JSON>>(
             let mut template = Template::default();
             // Lines before the streaming reader is tried again after it read none.
             let mut stream_pause = 0u32;
-            // Runs of lines that change no column's type (see `jsonrun`), tried as the gate
+            // Runs of lines that change no column's type (see `run`), tried as the gate
             // says (`rowshape::RunGate`); with statistics, their values are folded into the
             // columns of the template's members, `members`.
             let runs = W::RUNS;
