@@ -75,7 +75,109 @@ fn lib_err(path: &Path, e: parquet::errors::ParquetError) -> Error {
 
 fn load_metadata<R: ChunkReader>(path: &Path, reader: &R) -> Result<ArrowReaderMetadata> {
     let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
-    ArrowReaderMetadata::load(reader, options).map_err(|e| lib_err(path, e))
+    let meta = ArrowReaderMetadata::load(reader, options).map_err(|e| lib_err(path, e))?;
+    check_structure(path, meta.metadata())?;
+    Ok(meta)
+}
+
+/// Refuses footers the format's rules forbid and that arrow-rs would still read, though
+/// other readers (pyarrow) refuse them: a column that is not repeated whose chunk holds
+/// another number of values than its row group has rows (every row has one value or null),
+/// and a MAP whose key field is not required.
+fn check_structure(path: &Path, meta: &ParquetMetaData) -> Result<()> {
+    for (i, rg) in meta.row_groups().iter().enumerate() {
+        for c in rg.columns() {
+            if c.column_descr().max_rep_level() == 0 && c.num_values() != rg.num_rows() {
+                return Err(Error::malformed(
+                    path,
+                    FORMAT,
+                    format!(
+                        "column {} holds {} values for {} rows",
+                        c.column_path().string(),
+                        c.num_values(),
+                        rg.num_rows()
+                    ),
+                )
+                .in_block(i as u64));
+            }
+        }
+    }
+    check_maps(path, meta.file_metadata().schema())
+}
+
+fn check_maps(path: &Path, t: &parquet::schema::types::Type) -> Result<()> {
+    use parquet::basic::{ConvertedType, LogicalType, Repetition};
+    if !t.is_group() {
+        return Ok(());
+    }
+    let info = t.get_basic_info();
+    let is_map = matches!(info.logical_type_ref(), Some(LogicalType::Map))
+        || info.converted_type() == ConvertedType::MAP;
+    if is_map {
+        let key = t
+            .get_fields()
+            .first()
+            .filter(|kv| kv.is_group())
+            .and_then(|kv| kv.get_fields().first());
+        if let Some(key) = key
+            && key.get_basic_info().has_repetition()
+            && key.get_basic_info().repetition() != Repetition::REQUIRED
+        {
+            return Err(Error::malformed(
+                path,
+                FORMAT,
+                format!("the key of map {} is not required", info.name()),
+            ));
+        }
+    }
+    for f in t.get_fields() {
+        check_maps(path, f)?;
+    }
+    Ok(())
+}
+
+/// Ends a read with an error when the decoder returns fewer rows than the footer promised
+/// (arrow-rs ends some structures early without an error; a short read must not pass as
+/// the whole range).
+struct Counted {
+    inner: BatchIter,
+    path: std::path::PathBuf,
+    want: u64,
+    got: u64,
+    done: bool,
+}
+
+impl Iterator for Counted {
+    type Item = Result<arrow_array::RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.inner.next() {
+            Some(Ok(b)) => {
+                self.got += b.num_rows() as u64;
+                Some(Ok(b))
+            }
+            Some(Err(e)) => {
+                self.done = true;
+                Some(Err(e))
+            }
+            None => {
+                self.done = true;
+                (self.got < self.want).then(|| {
+                    Err(Error::malformed(
+                        &self.path,
+                        FORMAT,
+                        format!(
+                            "the row groups hold {} rows where the footer says {}",
+                            self.got, self.want
+                        ),
+                    ))
+                })
+            }
+        }
+    }
 }
 
 impl ParquetLocator {
@@ -156,13 +258,20 @@ impl ParquetLocator {
             .build()
             .map_err(|e| lib_err(path, e))?;
         let owned = path.to_path_buf();
-        Ok(Box::new(reader.map(move |r| {
+        let batches: BatchIter = Box::new(reader.map(move |r| {
             r.map_err(|e| Error::library(&owned, FORMAT, e))
                 .and_then(|b| {
                     columnar::reorder(projection.as_ref(), b)
                         .map_err(|e| Error::library(&owned, FORMAT, e))
                 })
-        })))
+        }));
+        Ok(Box::new(Counted {
+            inner: batches,
+            path: path.to_path_buf(),
+            want: rows.end - rows.start,
+            got: 0,
+            done: false,
+        }))
     }
 }
 
@@ -371,4 +480,30 @@ fn footer_stats(
         });
     }
     Some(acc)
+}
+
+#[cfg(test)]
+mod structure_tests {
+    use super::check_maps;
+    use parquet::schema::parser::parse_message_type;
+
+    /// A MAP whose key may be null is refused (the format requires keys); a required key passes.
+    #[test]
+    fn map_keys_must_be_required() {
+        let schema = |rep: &str| {
+            format!(
+                "message m {{ optional group my_map (MAP) {{ repeated group key_value {{
+                   {rep} binary key (UTF8); optional binary value (UTF8); }} }} }}"
+            )
+        };
+        let path = std::path::Path::new("m.parquet");
+        let bad = parse_message_type(&schema("optional")).unwrap();
+        let err = check_maps(path, &bad).unwrap_err().to_string();
+        assert!(
+            err.contains("the key of map my_map is not required"),
+            "{err}"
+        );
+        let good = parse_message_type(&schema("required")).unwrap();
+        check_maps(path, &good).unwrap();
+    }
 }
