@@ -161,3 +161,22 @@ fn stray_quotes_never_give_a_wrong_index() {
         }
     }
 }
+
+/// A file of several megabytes through [`index_file`] (nominal ranges of 2 MiB, the
+/// smallest): the same index as the sequential scan.
+#[test]
+fn a_large_file_splits_in_ranges_of_megabytes() {
+    let mut rng = XorShift(0x5eed_0000_0000_0077);
+    let mut text = b"id,note,x\r\n".to_vec();
+    let mut i = 0u64;
+    while text.len() < 5 << 20 {
+        let note = FIELDS[rng.below(FIELDS.len())];
+        text.extend_from_slice(format!("{i},{note},{}.5\r\n", i % 1000).as_bytes());
+        i += 1;
+    }
+    let (f, file) = mapped(&text);
+    let options = IndexOptions::default();
+    let want = sequential(&text, &options).unwrap();
+    let got = index_file(f.path(), &file, &options, 2).unwrap();
+    assert_eq!(got.map(|g| format!("{g:?}")), Some(want));
+}

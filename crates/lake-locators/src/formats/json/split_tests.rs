@@ -151,3 +151,22 @@ fn split_scans_of_broken_files_fall_back_or_agree() {
         }
     }
 }
+
+/// A nested file of several megabytes split in ranges of 2 MiB: the same index as the
+/// sequential scan.
+#[test]
+fn a_large_nested_file_splits_in_ranges_of_megabytes() {
+    let mut rng = XorShift(0x5eed_0000_0000_0078);
+    let mut text = Vec::new();
+    while text.len() < 5 << 20 {
+        text.extend(random_ndjson(&mut rng, 200, true));
+        text.push(b'\n');
+    }
+    let (_f, file) = mapped(&text);
+    let options = IndexOptions::default();
+    let want = sequential(&text, &options).unwrap();
+    let p = plan(&file, crate::text::split::chunk_len(text.len(), 2));
+    assert!(p.len() > 1);
+    let got = run_plan(Path::new("t.ndjson"), &file, &options, &p, 2);
+    assert_eq!(got.map(|g| format!("{g:?}")), Some(want));
+}
