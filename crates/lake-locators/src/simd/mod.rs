@@ -14,7 +14,7 @@
 //! [`avx512_available`], [`bmi2_available`], [`pdep_is_fast`]) and picks a loop
 //! ([`pick_loop`], [`dispatch`]). Every x86 path is compiled on x86_64 only; elsewhere (an
 //! aarch64 NEON module would sit beside [`avx2`]) the portable path runs. Every vector path is
-//! tested against [`portable::BytewiseWindow`] ([`every_window`]).
+//! tested against the byte-wise masks of `portable::BytewiseWindow` (`every_window`, in tests).
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2;
@@ -316,7 +316,7 @@ pub(crate) fn pdep_is_fast() -> bool {
 }
 
 /// An indexing loop generic over its window masks: what [`dispatch`] runs with the masks
-/// of this CPU (and [`every_window`] with each of them, in tests).
+/// of this CPU (and `every_window` with each of them, in tests).
 pub(crate) trait Kernel<const K: usize>: Sized {
     /// What the loop returns.
     type Output;

@@ -1,6 +1,6 @@
 //! The portable window paths, for every CPU: [`NoWindow`] (no masks: the callers' word-at-a-
 //! time path), the one-bit-at-a-time `pdep`, the shift-and-XOR prefix XOR and the bit-scan
-//! flattening that the [`Window`] defaults use, and (for tests) [`BytewiseWindow`], the masks
+//! flattening that the [`Window`] defaults use, and (for tests) `BytewiseWindow`, the masks
 //! computed one byte at a time: the reference every vector path is tested against.
 
 #[cfg(test)]

@@ -667,11 +667,11 @@ impl ColumnInfer {
     }
 
     /// Records `n` values, value `r` being `data[s..e]` for `(s, e) = field(r)` (empty =
-    /// null), each of which a run of [`crate::text::rowshape`] or [`crate::formats::json::run`] found to fit
-    /// the column's type: their type is known (numbers of the column's kind, anything for a
-    /// Utf8 column), so only the statistics move, in one loop per column without a
-    /// classification per value. With `QUOTED` (JSON), a value that starts with a quote is a
-    /// string, recorded without its quotes.
+    /// null), each of which a run of [`crate::text::rowshape`] or of the JSON runs
+    /// (`formats::json::run`) found to fit the column's type: their type is known (numbers of
+    /// the column's kind, anything for a Utf8 column), so only the statistics move, in one loop
+    /// per column without a classification per value. With `QUOTED` (JSON), a value that starts
+    /// with a quote is a string, recorded without its quotes.
     #[inline(always)]
     pub(crate) fn observe_fitting<const QUOTED: bool>(
         &mut self,
