@@ -1,0 +1,198 @@
+//! `cargo xtask bench sql`: bazan-sql (DataFusion over the lake map) against DuckDB in the
+//! same run with the same thread count, on the generated lake of `bench lake` (`simple`
+//! profile: 32M rows in CSV, NDJSON, Parquet and Arrow IPC files, `id` sorted across files).
+//! Arrow files are left out of both sides (DuckDB reads no Arrow IPC without pyarrow): our
+//! queries filter `_path not like '%.arrow'`, which the map answers without reading.
+//!
+//! Figures (issue 20): `count(*)` of the lake; 100 rows by `_gid` range deep in a CSV vs
+//! DuckDB `LIMIT 100 OFFSET k`; a selective filter on the sorted `id` (blocks read / blocks of
+//! the lake, as the scan counts them); a full `group by` on the Parquet files and on the
+//! CSV+NDJSON files. Our side runs `crates/bazan-sql/examples/sql_bench.rs` in a release
+//! build, so xtask does not link DataFusion.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use super::timing::{python_imports, python_seconds};
+
+/// Runs the benchmark.
+pub fn run() -> anyhow::Result<()> {
+    let dir = crate::workspace_root().join("target").join("bench-data");
+    let lake = dir.join("lake");
+    super::lake::generate(&lake)?;
+    let threads = match super::option("threads") {
+        Some(t) => t.parse().context("--threads takes a number")?,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&lake)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|e| e == "csv" || e == "ndjson" || e == "parquet")
+        })
+        .collect();
+    files.sort();
+    let deep_csv = lake.join("p08.csv");
+    println!(
+        "sql: lake {} ({threads} threads on both sides)",
+        lake.display()
+    );
+
+    // Our side, first the facts the queries need (answered from the map).
+    let facts = ours(
+        &lake,
+        threads,
+        1,
+        &[
+            "select min(_gid) from lake where _path = 'p08.csv'".into(),
+            "select min(id), max(id) from lake where _path = 'p04.csv'".into(),
+        ],
+    )?;
+    let first_p08 = cell_i64(&facts, 0)?;
+    let id_lo = cell_i64(&facts, 1)?;
+    let g = first_p08 + 2_900_000;
+    let (a, b) = (id_lo + 1_000_000, id_lo + 1_009_999);
+    let not_arrow = "_path not like '%.arrow'";
+    let queries = [
+        format!("select count(*) from lake where {not_arrow}"),
+        format!("select * from lake where _gid between {g} and {}", g + 99),
+        format!("select count(*), sum(v) from lake where id between {a} and {b} and {not_arrow}"),
+        "select code, count(*), sum(v), avg(x) from lake where _path like '%.parquet' group by code"
+            .to_string(),
+        "select code, count(*), sum(v), avg(x) from lake where _path like '%.csv' or _path like '%.ndjson' group by code"
+            .to_string(),
+    ];
+    let results = ours(&lake, threads, 3, &queries)?;
+
+    if !python_imports("duckdb") {
+        println!("peer unavailable: python3 -m pip install duckdb");
+    }
+    let list = |ext: &str| -> String {
+        let items: Vec<String> = files
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == ext))
+            .map(|p| format!("'{}'", p.display()))
+            .collect();
+        format!("[{}]", items.join(", "))
+    };
+    let (csv, nd, pq) = (list("csv"), list("ndjson"), list("parquet"));
+    let all = format!(
+        "(select id, code, v, x from read_csv({csv}, header=true) union all \
+         select id, code, v, x from read_json({nd}, format='newline_delimited') union all \
+         select id, code, v, x from read_parquet({pq}))"
+    );
+    let rows_text = format!(
+        "(select code, v, x from read_csv({csv}, header=true) union all \
+         select code, v, x from read_json({nd}, format='newline_delimited'))"
+    );
+    let duck = [
+        format!("select count(*) from {all}"),
+        format!(
+            "select * from read_csv('{}', header=true) limit 100 offset 2900000",
+            deep_csv.display()
+        ),
+        format!("select count(*), sum(v) from {all} where id between {a} and {b}"),
+        format!("select code, count(*), sum(v), avg(x) from read_parquet({pq}) group by code"),
+        format!("select code, count(*), sum(v), avg(x) from {rows_text} group by code"),
+    ];
+    let names = [
+        "count(*) of the lake (CSV+NDJSON+Parquet)",
+        "100 rows by _gid deep in a 3M-row CSV",
+        "selective filter on sorted id (10,000 rows)",
+        "group by code over the Parquet files",
+        "group by code over the CSV+NDJSON files",
+    ];
+    println!(
+        "{:<46} {:>12} {:>12} {:>9}  scan",
+        "query", "bazan-sql", "DuckDB", "ratio"
+    );
+    for ((name, r), sql) in names.iter().zip(&results).zip(&duck) {
+        let ours_s = r["seconds"].as_f64().unwrap_or(f64::NAN);
+        let theirs = duckdb_best(threads, sql);
+        let (theirs_text, ratio) = match &theirs {
+            Ok(d) => (
+                format!("{:.4} s", d.as_secs_f64()),
+                format!("{:.1}x", d.as_secs_f64() / ours_s),
+            ),
+            Err(e) => (format!("n/a ({e})"), "-".into()),
+        };
+        println!(
+            "{name:<46} {:>10.4} s {theirs_text:>12} {ratio:>9}  blocks {}/{} read, {} rows scanned",
+            ours_s, r["blocks_read"], r["blocks_total"], r["rows_scanned"]
+        );
+    }
+    println!("DuckDB ran each query as (best of 3, after one warm-up):");
+    for sql in &duck {
+        println!(
+            "  python3 -c \"import duckdb; c = duckdb.connect(); c.execute('set threads={threads}'); c.execute(\\\"{sql}\\\").fetchall()\""
+        );
+    }
+    Ok(())
+}
+
+/// Runs the example binary on the lake (creating the map first when it has none) and
+/// returns one JSON object per query.
+fn ours(
+    lake: &Path,
+    threads: usize,
+    runs: usize,
+    queries: &[String],
+) -> anyhow::Result<Vec<Value>> {
+    if !lake.join(".br_map.bazan").exists() {
+        println!(
+            "sql: mapping {} with default statistics (once)",
+            lake.display()
+        );
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "run",
+            "--release",
+            "--quiet",
+            "--package",
+            "bazan-sql",
+            "--example",
+            "sql_bench",
+            "--",
+        ])
+        .arg(lake)
+        .arg(threads.to_string())
+        .arg(runs.to_string())
+        .args(queries)
+        .current_dir(crate::workspace_root())
+        .output()
+        .context("cannot run cargo")?;
+    if !out.status.success() {
+        bail!("sql_bench failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut results = Vec::new();
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).context("sql_bench output")?;
+        if v.get("query").is_some() {
+            results.push(v);
+        }
+    }
+    Ok(results)
+}
+
+/// The first cell of the first row a fact query printed.
+fn cell_i64(results: &[Value], i: usize) -> anyhow::Result<i64> {
+    results
+        .get(i)
+        .and_then(|r| r["first"].as_i64())
+        .with_context(|| format!("fact query {i} returned no integer"))
+}
+
+/// DuckDB's best time of 3 runs of `sql` on `threads` threads, after one warm-up.
+fn duckdb_best(threads: usize, sql: &str) -> anyhow::Result<Duration> {
+    let script = format!(
+        "import time, duckdb\ncon = duckdb.connect()\ncon.execute('set threads={threads}')\nq = {sql:?}\ncon.execute(q).fetchall()\nbest = 1e9\nfor _ in range(3):\n    t = time.perf_counter()\n    con.execute(q).fetchall()\n    best = min(best, time.perf_counter() - t)\nprint(best)\n"
+    );
+    python_seconds(&script)
+}
