@@ -6,6 +6,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 pub use lake_doctor::{DoctorReport, Verdict};
 use lake_locators::Block;
 use lake_locators::Stats;
@@ -369,5 +370,29 @@ impl Lake {
         with_threads(options.threads, || {
             lake_doctor::diagnose(&self.map, &engine).map_err(Error::from)
         })
+    }
+}
+
+/// The unified schema (the rule is in [`crate::unified`]).
+impl Lake {
+    pub(crate) fn unified(&self) -> Result<&crate::unified::Unified> {
+        let cached = self
+            .unified
+            .get_or_init(|| crate::unified::compute(&self.map).map_err(|e| e.to_string()));
+        cached
+            .as_ref()
+            .map_err(|m| Error::new(crate::ErrorKind::Corrupt, m.clone()))
+    }
+
+    /// The unified schema of the lake (the rule is in [`crate::unified`]), without
+    /// the virtual `_gid` and `_path` columns.
+    pub fn schema(&self) -> Result<SchemaRef> {
+        Ok(Arc::clone(&self.unified()?.schema))
+    }
+
+    /// The schema entry `i` returns as it is stored (before unification).
+    pub fn file_schema(&self, i: usize) -> Result<SchemaRef> {
+        self.check_index(i)?;
+        Ok(Arc::clone(&self.unified()?.files[i]))
     }
 }

@@ -17,8 +17,10 @@ use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lake_locators::types::schema_from_json;
 
-use crate::error::{Error, Result};
-use crate::lake::Lake;
+use lake_map::LakeMap;
+
+use crate::error::Result;
+use crate::handlers::handlers;
 
 /// The unified schema and each file's own schema, by entry index.
 #[derive(Debug, Clone)]
@@ -67,31 +69,9 @@ pub fn unify<'a>(schemas: impl IntoIterator<Item = &'a Schema>) -> Schema {
     )
 }
 
-impl Lake {
-    pub(crate) fn unified(&self) -> Result<&Unified> {
-        let cached = self
-            .unified
-            .get_or_init(|| compute(self).map_err(|e| e.to_string()));
-        cached
-            .as_ref()
-            .map_err(|m| Error::new(crate::ErrorKind::Corrupt, m.clone()))
-    }
-
-    /// The unified schema of the lake (see the module documentation for the rule), without
-    /// the virtual `_gid` and `_path` columns.
-    pub fn schema(&self) -> Result<SchemaRef> {
-        Ok(Arc::clone(&self.unified()?.schema))
-    }
-
-    /// The schema entry `i` returns as it is stored (before unification).
-    pub fn file_schema(&self, i: usize) -> Result<SchemaRef> {
-        self.check_index(i)?;
-        Ok(Arc::clone(&self.unified()?.files[i]))
-    }
-}
-
-fn compute(lake: &Lake) -> Result<Unified> {
-    let map = lake.map();
+/// The unified schema of a map's files (maps of schema 1 and 2 store no file schema: those
+/// files' first rows are read for it).
+pub(crate) fn compute(map: &LakeMap) -> Result<Unified> {
     // Files of one lake mostly share a handful of schemas: parse each text once.
     let mut parsed: HashMap<String, SchemaRef> = HashMap::new();
     let mut files = Vec::with_capacity(map.total_files());
@@ -110,7 +90,7 @@ fn compute(lake: &Lake) -> Result<Unified> {
                 }
             }
             // Maps of schema 1 and 2 store no schema: the file's first rows tell it.
-            None => legacy_schema(lake, i)?,
+            None => legacy_schema(map, i)?,
         };
         files.push(schema);
     }
@@ -118,14 +98,14 @@ fn compute(lake: &Lake) -> Result<Unified> {
     Ok(Unified { schema, files })
 }
 
-fn legacy_schema(lake: &Lake, i: usize) -> Result<SchemaRef> {
-    let e = lake.map().entry(i);
+fn legacy_schema(map: &LakeMap, i: usize) -> Result<SchemaRef> {
+    let e = map.entry(i);
     let segment = lake_map::Segment {
         index: i,
         local_start: 0,
         len: e.row_count.min(1),
     };
-    let mut batches = lake.read_segment(&segment, None)?;
+    let mut batches = map.read_segment(&segment, None, &handlers())?;
     match batches.next() {
         Some(b) => Ok(b?.schema()),
         None => Ok(Arc::new(Schema::empty())),
