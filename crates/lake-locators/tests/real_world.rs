@@ -203,3 +203,65 @@ fn avro_nested_logical_and_bare_schemas() {
     assert_eq!(idx.row_count, 2);
     assert_eq!(rows, [json!({"value": "[1]"}), json!({"value": "[]"})]);
 }
+
+/// The postscript of an ORC file (`data`) without its field `field`, as writers of the ORC
+/// 0.11 format (Hive 0.11) wrote it before the field existed.
+fn orc_without_postscript_field(data: &[u8], field: u64) -> Vec<u8> {
+    let ps_len = *data.last().unwrap() as usize;
+    let ps_start = data.len() - 1 - ps_len;
+    let ps = &data[ps_start..data.len() - 1];
+    let varint = |b: &[u8], mut i: usize| -> (u64, usize) {
+        let (mut v, mut shift) = (0u64, 0);
+        loop {
+            let byte = b[i];
+            i += 1;
+            v |= u64::from(byte & 0x7f) << shift;
+            shift += 7;
+            if byte & 0x80 == 0 {
+                return (v, i);
+            }
+        }
+    };
+    let mut kept = Vec::new();
+    let mut i = 0;
+    while i < ps.len() {
+        let start = i;
+        let (key, after) = varint(ps, i);
+        i = match key & 7 {
+            0 => varint(ps, after).1,
+            2 => {
+                let (n, at) = varint(ps, after);
+                at + n as usize
+            }
+            5 => after + 4,
+            _ => after + 8,
+        };
+        if key >> 3 != field {
+            kept.extend_from_slice(&ps[start..i]);
+        }
+    }
+    let mut out = data[..ps_start].to_vec();
+    out.extend_from_slice(&kept);
+    out.push(kept.len() as u8);
+    out
+}
+
+/// ORC files of the 0.11 format have no metadata length in their postscript: they are
+/// counted from their stripes and read (orc-rust needs the field; the locator supplies 0).
+#[test]
+fn orc_without_metadata_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int32, true)]));
+    let col: ArrayRef = Arc::new(Int32Array::from(vec![1, 2, 3, 4]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![col]).unwrap();
+    let mut data = Vec::new();
+    let mut w = orc_rust::ArrowWriterBuilder::new(&mut data, schema)
+        .try_build()
+        .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let path = write(&dir, "old.orc", &orc_without_postscript_field(&data, 5));
+    let (idx, rows) = index_and_read(&lake_locators::orc::OrcLocator, &path);
+    assert_eq!((idx.row_count, rows.len()), (4, 4));
+    assert_eq!(rows[3], json!({"a": 4}));
+}

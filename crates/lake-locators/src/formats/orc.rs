@@ -31,21 +31,101 @@ const FORMAT: &str = "orc";
 pub struct OrcLocator;
 
 /// A file whose every ranged read is checked against its length before allocating.
+///
+/// Files of the ORC 0.11 format (Hive 0.11, before the metadata section existed) have no
+/// `metadataLength` in their postscript, which orc-rust requires; for them the file is seen
+/// with that field appended to the postscript as 0 (a protobuf field may follow the others),
+/// so the virtual file is the real one up to the postscript length byte, then `tail`.
 #[derive(Debug)]
 pub struct BoundedFile {
     file: File,
+    /// The length of the file as orc-rust sees it.
     len: u64,
+    /// Bytes that replace the file's last byte (the postscript length), when patched.
+    tail: Option<Vec<u8>>,
 }
 
 impl BoundedFile {
     fn open(path: &Path) -> Result<Self> {
-        let (file, len) = columnar::open(path)?;
-        Ok(BoundedFile { file, len })
+        let (mut file, len) = columnar::open(path)?;
+        let tail = Self::metadata_length_patch(&mut file, len).map_err(|e| Error::io(path, e))?;
+        let len = match &tail {
+            Some(t) => len - 1 + t.len() as u64,
+            None => len,
+        };
+        Ok(BoundedFile { file, len, tail })
+    }
+
+    /// The tail that gives a postscript without `metadataLength` (field 5) that field, or
+    /// `None` when the postscript has it (or is not readable: orc-rust reports that).
+    fn metadata_length_patch(file: &mut File, len: u64) -> std::io::Result<Option<Vec<u8>>> {
+        if len < 2 {
+            return Ok(None);
+        }
+        let mut last = [0u8; 1];
+        file.seek(SeekFrom::Start(len - 1))?;
+        file.read_exact(&mut last)?;
+        let ps_len = u64::from(last[0]);
+        if ps_len == 0 || ps_len + 1 > len || ps_len + 2 > 255 {
+            return Ok(None);
+        }
+        let mut ps = vec![0u8; ps_len as usize];
+        file.seek(SeekFrom::Start(len - 1 - ps_len))?;
+        file.read_exact(&mut ps)?;
+        match proto_fields(&ps) {
+            Some(fields) if fields.contains(&1) && !fields.contains(&5) => {
+                // Field 5 (metadataLength), varint 0; then the new postscript length.
+                Ok(Some(vec![0x28, 0x00, (ps_len + 2) as u8]))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The real file's length.
+    fn real_len(&self) -> u64 {
+        match &self.tail {
+            Some(t) => self.len + 1 - t.len() as u64,
+            None => self.len,
+        }
     }
 }
 
+/// The field numbers of a protobuf message, or `None` when it does not parse.
+fn proto_fields(mut b: &[u8]) -> Option<Vec<u64>> {
+    fn varint(b: &mut &[u8]) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let (&byte, rest) = b.split_first()?;
+            *b = rest;
+            v |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+    let mut fields = Vec::new();
+    while !b.is_empty() {
+        let key = varint(&mut b)?;
+        match key & 7 {
+            0 => {
+                varint(&mut b)?;
+            }
+            1 => b = b.get(8..)?,
+            2 => {
+                let n = usize::try_from(varint(&mut b)?).ok()?;
+                b = b.get(n..)?;
+            }
+            5 => b = b.get(4..)?,
+            _ => return None,
+        }
+        fields.push(key >> 3);
+    }
+    Some(fields)
+}
+
 impl ChunkReader for BoundedFile {
-    type T = BufReader<File>;
+    type T = Box<dyn Read + Send>;
 
     fn len(&self) -> u64 {
         self.len
@@ -54,7 +134,16 @@ impl ChunkReader for BoundedFile {
     fn get_read(&self, offset_from_start: u64) -> std::io::Result<Self::T> {
         let mut file = self.file.try_clone()?;
         file.seek(SeekFrom::Start(offset_from_start))?;
-        Ok(BufReader::new(file))
+        match &self.tail {
+            None => Ok(Box::new(BufReader::new(file))),
+            Some(tail) => {
+                let real_end = self.real_len() - 1;
+                let body = BufReader::new(file).take(real_end.saturating_sub(offset_from_start));
+                let skip = offset_from_start.saturating_sub(real_end) as usize;
+                let rest = tail.get(skip..).unwrap_or_default().to_vec();
+                Ok(Box::new(body.chain(std::io::Cursor::new(rest))))
+            }
+        }
     }
 
     fn get_bytes(&self, offset_from_start: u64, length: u64) -> std::io::Result<Bytes> {
@@ -71,6 +160,10 @@ impl ChunkReader for BoundedFile {
             ));
         }
         let mut buf = vec![0; length as usize];
+        if self.tail.is_some() {
+            self.get_read(offset_from_start)?.read_exact(&mut buf)?;
+            return Ok(buf.into());
+        }
         let mut file = self.file.try_clone()?;
         file.seek(SeekFrom::Start(offset_from_start))?;
         file.read_exact(&mut buf)?;
@@ -139,6 +232,32 @@ fn open(path: &Path) -> Result<(ArrowReaderBuilder<BoundedFile>, Vec<Block>, Sch
     })
 }
 
+/// Why orc-rust cannot decode a column of type `t` in the file of `meta` (it would fail or
+/// misread), or `None`. The file is still mapped and counted from its stripes; reads of the
+/// other columns work.
+fn unreadable(
+    t: &orc_rust::schema::DataType,
+    meta: &orc_rust::reader::metadata::FileMetadata,
+) -> Option<String> {
+    let orc_rust::schema::DataType::Decimal { precision, .. } = t else {
+        return None;
+    };
+    if *precision == 0 {
+        return Some(
+            "a decimal without precision (ORC 0.11 / Hive 0.11) is not supported by orc-rust"
+                .into(),
+        );
+    }
+    // The pre-release ORC v2 ("UNSTABLE-PRE-2.0", version 1.9999) writes decimals of up to
+    // 18 digits as DECIMAL64 in RLE v2, which orc-rust does not decode.
+    if *precision <= 18 && meta.file_format_version() == "1.9999" {
+        return Some(format!(
+            "DECIMAL64 (RLE v2) decimals of precision {precision} are not supported by orc-rust"
+        ));
+    }
+    None
+}
+
 /// The stripes' byte range that selects stripes `first..=last` (by their start offsets).
 fn stripe_range(blocks: &[Block], touched: &std::ops::Range<usize>) -> std::ops::Range<usize> {
     let start = blocks[touched.start].first_byte.unwrap_or(0) as usize;
@@ -162,7 +281,14 @@ impl Locator for OrcLocator {
     fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
         let (builder, blocks, schema) = open(path)?;
         let row_count = blocks.last().map_or(0, |b| b.first_row + b.row_count);
-        let stats = if options.stats.is_none() {
+        // Statistics decode every column: none for a file with columns orc-rust cannot read.
+        let meta = builder.file_metadata();
+        let any_unreadable = meta
+            .root_data_type()
+            .children()
+            .iter()
+            .any(|c| unreadable(c.data_type(), meta).is_some());
+        let stats = if options.stats.is_none() || any_unreadable {
             None
         } else {
             let mut stats = StatsBuilder::new(&schema, &options.stats);
@@ -211,6 +337,26 @@ impl Locator for OrcLocator {
         let rows = columnar::clamp_rows(&request.rows, total);
         if rows.is_empty() {
             return Ok(columnar::empty());
+        }
+        let wanted: Vec<usize> = match &projection {
+            Some(p) => p.decode.clone(),
+            None => (0..schema.fields().len()).collect(),
+        };
+        for (i, c) in builder
+            .file_metadata()
+            .root_data_type()
+            .children()
+            .iter()
+            .enumerate()
+        {
+            if let Some(why) = unreadable(c.data_type(), builder.file_metadata())
+                && wanted.contains(&i)
+            {
+                return Err(Error::Unsupported {
+                    path: path.to_path_buf(),
+                    message: format!("ORC column {:?}: {why}", c.name()),
+                });
+            }
         }
         let touched = columnar::touched_blocks(&file_blocks, &rows);
         let first = &file_blocks[touched.start];
