@@ -13,6 +13,8 @@ pub mod lake_data;
 pub mod lake_peers;
 pub mod locators;
 pub mod locators_rows;
+pub mod python;
+pub mod sql;
 pub mod timing;
 pub mod tsfile;
 pub mod tsfile_write;
@@ -62,9 +64,19 @@ pub fn benches() -> Vec<Bench> {
             run: tsfile::run,
         },
         Bench {
+            name: "python",
+            about: "Python package on the realistic lake (320 MB): fresh lake -> 256 random rows vs datasets, deep CSV slice vs polars/DuckDB, binding overhead vs the facade, random take vs datasets",
+            run: python::run,
+        },
+        Bench {
             name: "tsfile-write",
             about: "TsFile writer: points/s writing the corpus `large` rows vs the official writer (write_arrow_batch)",
             run: tsfile_write::run,
+        },
+        Bench {
+            name: "sql",
+            about: "bazan-sql on the 1 GB lake: count(*), deep _gid rows, selective filter (blocks read), group by vs DuckDB",
+            run: sql::run,
         },
     ]
 }

@@ -1,0 +1,134 @@
+//! `cargo xtask bench python`: the Python package against its peers on the realistic lake
+//! (`lake_data`, 320 MB so that the quoted CSV is 120 MB). The extension is built in release
+//! into its own venv (`target/py-bench-venv`, with Hugging Face `datasets`), then
+//! `python/bench/bench.py` measures bazan, `datasets`, polars and DuckDB in one run; this
+//! module adds the binding-overhead figure: the same deep slice through the facade in Rust.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+
+use super::lake_data;
+use crate::python::{develop, target_dir, venv};
+use crate::workspace_root;
+
+/// Megabytes of text of the lake: 3/8 of it is the quoted CSV (120 MB).
+const MB: u64 = 320;
+
+fn secs(v: &serde_json::Value, key: &str) -> Option<f64> {
+    v.get(key).and_then(serde_json::Value::as_f64)
+}
+
+fn ms(s: f64) -> String {
+    format!("{:.2} ms", s * 1e3)
+}
+
+fn ratio(v: &serde_json::Value, peer: &str, ours: &str) -> String {
+    match (secs(v, peer), secs(v, ours)) {
+        (Some(p), Some(o)) if o > 0.0 => format!("{:.1}x ({} vs {})", p / o, ms(p), ms(o)),
+        _ => "peer unavailable".into(),
+    }
+}
+
+/// Runs the benchmark and prints its figures.
+pub fn run() -> anyhow::Result<()> {
+    let root = workspace_root();
+    let target = target_dir();
+    let lake = target.join("bench-data").join(format!("python-lake-{MB}m"));
+    lake_data::generate(&lake, MB)?;
+    let venv_dir = target.join("py-bench-venv");
+    let python = venv(
+        &venv_dir,
+        &root.join("python").join("bench").join("requirements.txt"),
+    )?;
+    develop(&venv_dir, true)?;
+    let threads = match super::option("threads") {
+        Some(t) => t.parse().context("--threads takes a number")?,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let results = target.join("bench-data").join("python-bench.json");
+    let mut c = std::process::Command::new(&python);
+    c.arg(root.join("python").join("bench").join("bench.py"))
+        .arg(&lake)
+        .arg(&results)
+        .args(["--threads", &threads.to_string()])
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_DATASETS_OFFLINE", "1")
+        .env("POLARS_MAX_THREADS", threads.to_string())
+        .env("RAYON_NUM_THREADS", threads.to_string());
+    eprintln!("$ {c:?}");
+    let status = c.status().context("cannot run python/bench/bench.py")?;
+    anyhow::ensure!(status.success(), "python/bench/bench.py failed ({status})");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&results)?)?;
+
+    // The same deep slice through the facade, on the map bench.py left in the lake.
+    let b = &r["binding"];
+    let start = b["start"].as_u64().context("results: binding.start")?;
+    let len = b["len"].as_u64().context("results: binding.len")?;
+    let map = Arc::new(bazan::load_map(&lake)?);
+    let mut best = f64::MAX;
+    for _ in 0..7 {
+        let t = Instant::now();
+        let batches = map
+            .scan(start..start + len, &bazan::ScanOptions::default())?
+            .collect_batches()?;
+        best = best.min(t.elapsed().as_secs_f64());
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        anyhow::ensure!(rows as u64 == len, "the facade returned {rows} rows");
+    }
+    let py = secs(b, "python_best_s").unwrap_or(f64::NAN);
+    let over = py - best;
+    let budget = best * 0.10 + 50e-6;
+
+    let f = &r["first_256"];
+    let lake_bytes = r["lake_bytes"].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "python: lake {:.1} MB, {threads} threads for every tool; results in {}",
+        lake_bytes / 1e6,
+        results.display()
+    );
+    println!(
+        "  fresh lake -> 256 random rows (create_map + take vs datasets load_dataset + select): cold {}, warm {}",
+        ratio(f, "datasets_cold_s", "bazan_cold_s"),
+        ratio(f, "datasets_warm_s", "bazan_warm_s")
+    );
+    if let Some(err) = f.get("datasets").and_then(|v| v.as_str()) {
+        println!("    datasets: {err}");
+    }
+    println!(
+        "    extra disk: map {:.2} MB ({:.3}% of the lake); datasets cache {:.1} MB",
+        secs(f, "map_bytes").unwrap_or(0.0) / 1e6,
+        secs(f, "map_bytes").unwrap_or(0.0) / lake_bytes * 100.0,
+        secs(f, "datasets_cache_bytes").unwrap_or(f64::NAN) / 1e6
+    );
+    let d = &r["deep_slice"];
+    println!(
+        "  1,000 rows at 90% of {} ({:.0} MB): vs polars scan_csv.slice cold {}, warm {}; vs DuckDB LIMIT/OFFSET cold {}, warm {}",
+        d["file"].as_str().unwrap_or("?"),
+        secs(d, "file_mb").unwrap_or(0.0),
+        ratio(d, "polars_cold_s", "bazan_cold_s"),
+        ratio(d, "polars_warm_s", "bazan_warm_s"),
+        ratio(d, "duckdb_cold_s", "bazan_cold_s"),
+        ratio(d, "duckdb_warm_s", "bazan_warm_s")
+    );
+    println!(
+        "  binding overhead (same slice): Python {} vs facade in Rust {}: +{:.1} us ({:.1}%), budget 10% + 50 us = {:.1} us: {}",
+        ms(py),
+        ms(best),
+        over * 1e6,
+        over / best * 100.0,
+        budget * 1e6,
+        if over <= budget { "met" } else { "NOT met" }
+    );
+    for (part, v) in r["take_1024"].as_object().into_iter().flatten() {
+        println!(
+            "  take 1,024 random rows, {part}: vs datasets on its Arrow cache (warm) {}; bazan cold {}{}",
+            ratio(v, "datasets_warm_s", "bazan_warm_s"),
+            secs(v, "bazan_cold_s").map_or("?".into(), ms),
+            secs(v, "bazan_stride4096_warm_s")
+                .map_or(String::new(), |s| format!("; stride 4,096 warm {}", ms(s)))
+        );
+    }
+    Ok(())
+}
