@@ -265,3 +265,35 @@ fn orc_without_metadata_length() {
     assert_eq!((idx.row_count, rows.len()), (4, 4));
     assert_eq!(rows[3], json!({"a": 4}));
 }
+
+/// NDJSON whose member is an array in one row and a number or an object in another: the
+/// member is widened to a Utf8 column of JSON text and every row is counted and read.
+#[test]
+fn ndjson_members_of_changing_types_are_widened() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        &dir,
+        "mixed.ndjson",
+        b"{\"a\":[1,2],\"b\":1}\n{\"a\":3,\"b\":2}\n{\"a\":{\"x\":1},\"b\":3}\n{\"b\":4}\n",
+    );
+    let (idx, rows) = index_and_read(&lake_locators::json::JsonLocator, &path);
+    assert_eq!(idx.row_count, 4);
+    assert_eq!(
+        idx.schema.field_with_name("a").unwrap().data_type(),
+        &DataType::Utf8
+    );
+    assert_eq!(
+        idx.schema.field_with_name("b").unwrap().data_type(),
+        &DataType::Int64
+    );
+    let a: Vec<&serde_json::Value> = rows.iter().map(|r| &r["a"]).collect();
+    assert_eq!(
+        a,
+        [
+            &json!("[1,2]"),
+            &json!("3"),
+            &json!("{\"x\":1}"),
+            &json!(null)
+        ]
+    );
+}

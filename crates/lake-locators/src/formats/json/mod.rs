@@ -12,6 +12,7 @@ mod run;
 mod split;
 pub(crate) use split::fuzz_check;
 mod tok;
+mod widen;
 mod win;
 
 use std::path::{Path, PathBuf};
@@ -28,8 +29,8 @@ use crate::simd::{JSON, Kernel, MaskCache, Window};
 use crate::stats::StatsBuilder;
 use crate::text::infer::{Columns, null_to_utf8};
 use crate::text::rowread::{
-    batch_size, check_stride, decode_json, end_on_error, finish_blocks, projection_indices,
-    schema_for_read, start_block,
+    batch_size, check_stride, end_on_error, finish_blocks, projection_indices, schema_for_read,
+    start_block,
 };
 use crate::text::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks};
 use crate::text::scan::{
@@ -565,12 +566,14 @@ fn slow_schema_and_stats(
         values.push((s, e));
         Ok(())
     })?;
-    let iter = values.iter().map(|&(s, e)| {
-        serde_json::from_slice::<serde_json::Value>(&data[s..e])
-            .map_err(|err| ArrowError::JsonError(format!("at byte {s}: {err}")))
-    });
-    let inferred = arrow_json::reader::infer_json_schema_from_iterator(iter)
-        .map_err(|e| Error::library(path, format, e))?;
+    let iter = || {
+        values.iter().map(|&(s, e)| {
+            serde_json::from_slice::<serde_json::Value>(&data[s..e])
+                .map_err(|err| ArrowError::JsonError(format!("at byte {s}: {err}")))
+        })
+    };
+    // Members whose types disagree between rows become JSON text (widen.rs).
+    let inferred = widen::infer(iter).map_err(|e| Error::library(path, format, e))?;
     let schema = null_to_utf8(&inferred);
     if wanted.is_none() {
         return Ok((schema, None));
@@ -583,7 +586,7 @@ fn slow_schema_and_stats(
             buf.extend_from_slice(&data[s..e]);
             buf.push(b'\n');
         }
-        if let Some(batch) = decode_json(path, format, &schema, &buf, chunk.len(), None)? {
+        if let Some(batch) = widen::decode(path, format, &schema, &buf, chunk.len(), None)? {
             builder.update(&batch);
         }
     }
@@ -729,7 +732,7 @@ impl JsonBatches {
             (text.into(), got)
         };
         self.remaining = if got < want { 0 } else { self.remaining - got };
-        decode_json(
+        widen::decode(
             &self.path,
             self.format,
             &self.schema,
