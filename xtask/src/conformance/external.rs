@@ -47,7 +47,7 @@ struct Outcome {
     /// The index, or the error.
     index: Result<FileIndex, lake_locators::Error>,
     /// Rows `read` returned over the whole file, or its error (None when the index failed).
-    read: Option<Result<u64, String>>,
+    read: Option<Result<u64, lake_locators::Error>>,
     /// Panics raised inside the locators (turned into errors by their guard).
     guarded_panics: u32,
 }
@@ -85,7 +85,11 @@ fn try_file(path: &Path, lake_path: &str) -> anyhow::Result<Outcome> {
 }
 
 /// Reads every row of an indexed file and returns how many came back.
-fn read_all(locator: &dyn Locator, path: &Path, index: &FileIndex) -> Result<u64, String> {
+fn read_all(
+    locator: &dyn Locator,
+    path: &Path,
+    index: &FileIndex,
+) -> Result<u64, lake_locators::Error> {
     let request = ReadRequest {
         rows: 0..index.row_count,
         blocks: Some(&index.blocks),
@@ -94,8 +98,8 @@ fn read_all(locator: &dyn Locator, path: &Path, index: &FileIndex) -> Result<u64
         batch_size: 0,
     };
     let mut rows = 0;
-    for batch in locator.read(path, &request).map_err(|e| e.to_string())? {
-        rows += batch.map_err(|e| e.to_string())?.num_rows() as u64;
+    for batch in locator.read(path, &request)? {
+        rows += batch?.num_rows() as u64;
     }
     Ok(rows)
 }
@@ -118,6 +122,13 @@ enum Verdict {
     Refused,
 }
 
+/// A clean refusal of a good file, printed with its reason.
+fn refused(text: &str, path: &Path) -> anyhow::Result<Verdict> {
+    clean_error(text, path)?;
+    println!("refused: {text}");
+    Ok(Verdict::Refused)
+}
+
 fn check_good(dir: &Path, file: &Value) -> anyhow::Result<Verdict> {
     let path = dir.join(str_of(file, "file")?);
     let lake_path = str_of(file, "lake_path")?;
@@ -130,13 +141,8 @@ fn check_good(dir: &Path, file: &Value) -> anyhow::Result<Verdict> {
     let outcome = try_file(&path, lake_path)?;
     let index = match (&outcome.index, status) {
         (Ok(index), _) => index,
-        (Err(e @ lake_locators::Error::Unsupported { .. }), _) => {
-            clean_error(&e.to_string(), &path)?;
-            return Ok(Verdict::Refused);
-        }
-        (Err(e), "ambiguous") => {
-            clean_error(&e.to_string(), &path)?;
-            return Ok(Verdict::Refused);
+        (Err(e @ lake_locators::Error::Unsupported { .. }), _) | (Err(e), "ambiguous") => {
+            return refused(&e.to_string(), &path);
         }
         (Err(e), _) => bail!("not mapped: {e}"),
     };
@@ -148,10 +154,10 @@ fn check_good(dir: &Path, file: &Value) -> anyhow::Result<Verdict> {
     }
     let read = match outcome.read {
         Some(Ok(n)) => n,
-        Some(Err(e)) if status == "ambiguous" => {
-            clean_error(&e, &path)?;
-            return Ok(Verdict::Refused);
+        Some(Err(e @ lake_locators::Error::Unsupported { .. })) => {
+            return refused(&e.to_string(), &path);
         }
+        Some(Err(e)) if status == "ambiguous" => return refused(&e.to_string(), &path),
         Some(Err(e)) => bail!("mapped {} rows, read failed: {e}", index.row_count),
         None => bail!("no read"),
     };
@@ -194,7 +200,7 @@ fn check_bad(dir: &Path, bad: &Value) -> anyhow::Result<()> {
     let reads_it = bad["reference_reads_it"].as_bool().unwrap_or(false);
     match (&outcome.index, &outcome.read) {
         (Err(e), _) => clean_error(&e.to_string(), &path),
-        (Ok(_), Some(Err(e))) => clean_error(e, &path),
+        (Ok(_), Some(Err(e))) => clean_error(&e.to_string(), &path),
         (Ok(index), Some(Ok(n))) if reads_it && *n == index.row_count => Ok(()),
         (Ok(index), Some(Ok(n))) => bail!(
             "must be refused ({}), but mapped {} rows and read {n}",
