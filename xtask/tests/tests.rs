@@ -24,10 +24,23 @@ fn conformance_suites() {
         match (suite.run)(&dir) {
             Ok(results) => {
                 let total = results.len();
-                let bad: Vec<_> = results
+                let (gaps, bad): (Vec<_>, Vec<_>) = results
                     .into_iter()
                     .filter(|r| r.failure.is_some())
-                    .collect();
+                    .partition(|r| {
+                        suite.name == "external"
+                            && r.failure
+                                .as_deref()
+                                .is_some_and(|f| f.starts_with(xtask::conformance::external::GAP))
+                    });
+                // Known gaps of the real-world files are listed, not failed (external.rs).
+                for r in &gaps {
+                    println!(
+                        "known gap {}: {}",
+                        r.case,
+                        r.failure.as_deref().unwrap_or("")
+                    );
+                }
                 println!("{}: {}/{total} passed", suite.name, total - bad.len());
                 for r in bad {
                     failures.push(format!(
