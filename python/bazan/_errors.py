@@ -66,3 +66,18 @@ __all__ = [
     "StaleFileError",
     "UnsupportedFormatError",
 ]
+
+# Shown (and pickled) as the names users import: bazan.CorruptFileError, ...
+for _cls in (
+    BazanError,
+    BazanIOError,
+    CorruptFileError,
+    InvalidArgumentError,
+    NotFoundError,
+    OutOfRangeError,
+    PermissionDeniedError,
+    StaleFileError,
+    UnsupportedFormatError,
+):
+    _cls.__module__ = "bazan"
+del _cls
