@@ -38,6 +38,10 @@ fn count_panics() {
     });
 }
 
+/// The files whose reading raised a panic that the locators' guard turned into an error
+/// (the last resort: the checks before the libraries should have refused them).
+static GUARDED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
 fn take_panics() -> u32 {
     PANICS.with(|p| p.replace(0))
 }
@@ -82,6 +86,12 @@ fn try_file(path: &Path, lake_path: &str) -> anyhow::Result<Outcome> {
         (index, read)
     }));
     let panics = take_panics();
+    if panics > 0 {
+        GUARDED
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(lake_path.to_string());
+    }
     match caught {
         Ok((index, read)) => Ok(Outcome {
             index,
@@ -279,6 +289,16 @@ pub fn run(conformance: &Path) -> anyhow::Result<Vec<CaseResult>> {
         tally(class, &result, false);
         out.push(result);
     }
+    let guarded = std::mem::take(&mut *GUARDED.lock().unwrap_or_else(|p| p.into_inner()));
+    println!(
+        "external: {} file(s) raised a library panic that the guard turned into an error{}",
+        guarded.len(),
+        if guarded.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", guarded.join(", "))
+        }
+    );
     println!("external, per class: passed/total (of the passed, refused as unsupported)");
     for (class, (passed, refused, total)) in &classes {
         let note = if *refused > 0 {

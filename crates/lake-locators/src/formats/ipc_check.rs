@@ -238,6 +238,61 @@ fn nodes(t: &DataType) -> usize {
     }
 }
 
+/// Checks the field node lengths of a column of type `t` starting at node `*at` (in the
+/// batch's depth-first order): a top-level column has the batch's rows, the children of a
+/// struct or sparse union their parent's, the child of a fixed-size list its parent's times
+/// the list size. arrow-ipc trusts these lengths when it slices buffers.
+fn node_lengths(
+    t: &DataType,
+    lengths: &[i64],
+    at: &mut usize,
+    want: Option<i64>,
+) -> Result<(), String> {
+    let i = *at;
+    let len = *lengths.get(i).ok_or("fewer field nodes than columns")?;
+    *at += 1;
+    if let Some(w) = want
+        && len != w
+    {
+        return Err(format!(
+            "field node {i} has {len} rows where {w} are expected"
+        ));
+    }
+    match t {
+        DataType::Struct(fs) => {
+            for f in fs {
+                node_lengths(f.data_type(), lengths, at, Some(len))?;
+            }
+        }
+        DataType::Union(fs, mode) => {
+            let child = match mode {
+                arrow_schema::UnionMode::Sparse => Some(len),
+                arrow_schema::UnionMode::Dense => None,
+            };
+            for (_, f) in fs.iter() {
+                node_lengths(f.data_type(), lengths, at, child)?;
+            }
+        }
+        DataType::FixedSizeList(f, size) => {
+            let child = len
+                .checked_mul(i64::from(*size))
+                .ok_or_else(|| format!("field node {i}: {len} lists of {size} overflow"))?;
+            node_lengths(f.data_type(), lengths, at, Some(child))?;
+        }
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f)
+        | DataType::Map(f, _) => node_lengths(f.data_type(), lengths, at, None)?,
+        DataType::RunEndEncoded(a, b) => {
+            node_lengths(a.data_type(), lengths, at, None)?;
+            node_lengths(b.data_type(), lengths, at, None)?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// The fewest buffers a record batch holds for a column of type `t`.
 fn min_buffers(t: &DataType) -> usize {
     match t {
@@ -315,6 +370,13 @@ pub(crate) fn check_batch(
                 n.length(),
                 n.null_count()
             ));
+        }
+    }
+    if of_schema {
+        let lengths: Vec<i64> = field_nodes.iter().map(|n| n.length()).collect();
+        let mut at = 0;
+        for f in schema.fields() {
+            node_lengths(f.data_type(), &lengths, &mut at, Some(batch.length()))?;
         }
     }
     for (i, b) in buffers.iter().enumerate() {
