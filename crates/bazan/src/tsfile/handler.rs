@@ -5,8 +5,12 @@
 //! The rows of a TsFile are its table-model rows, tables in name order (tree-model files:
 //! devices in index order). A file with one table (or device) returns that table's Arrow
 //! schema; with several, the schema is a `table` (or `device`) column followed by the union of
-//! their columns, null where a table has no such column. Dynamic handlers store no blocks, so
-//! a read walks the file from its first table.
+//! their columns, null where a table has no such column. A column whose type differs between
+//! tables or devices (a tree-model measurement INT32 in one device and DOUBLE in another) is
+//! widened as the lake's unified schema widens (lake-map.md §10: integers to Int64, numbers
+//! to Float64, anything else to LargeUtf8) and each part's values are cast to it; `dump` and
+//! `query` keep each device's own schema. Dynamic handlers store no blocks, so a read walks
+//! the file from its first table.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -93,17 +97,10 @@ fn open(path: &Path) -> lake_locators::Result<Opened> {
     let mut fields: Vec<Field> = vec![Field::new(label, DataType::Utf8, false)];
     for s in &schemas {
         for f in s.fields() {
-            match fields.iter().find(|g| g.name() == f.name()) {
+            match fields.iter_mut().find(|g| g.name() == f.name()) {
                 Some(g) if g.data_type() != f.data_type() => {
-                    return Err(Error::Unsupported {
-                        path: path.to_path_buf(),
-                        message: format!(
-                            "column {:?} is {} in one {label} and {} in another",
-                            f.name(),
-                            g.data_type(),
-                            f.data_type()
-                        ),
-                    });
+                    let widened = crate::unified::merge_types(g.data_type(), f.data_type());
+                    *g = Field::new(f.name(), widened, true);
                 }
                 Some(_) => {}
                 None => fields.push(Field::new(f.name(), f.data_type().clone(), true)),
@@ -147,15 +144,17 @@ impl Opened {
                     .iter()
                     .map(|f| {
                         if f.name() == label {
-                            Arc::new(StringArray::from(vec![name.as_str(); n])) as ArrayRef
+                            Ok(Arc::new(StringArray::from(vec![name.as_str(); n])) as ArrayRef)
                         } else {
                             match b.column_by_name(f.name()) {
-                                Some(c) => Arc::clone(c),
-                                None => new_null_array(f.data_type(), n),
+                                // A widened column: this part's values cast to the wider type.
+                                Some(c) => crate::unified::conform_array(c, f.data_type())
+                                    .map_err(|e| lib_err(path, e)),
+                                None => Ok(new_null_array(f.data_type(), n)),
                             }
                         }
                     })
-                    .collect();
+                    .collect::<lake_locators::Result<_>>()?;
                 RecordBatch::try_new(Arc::clone(&self.schema), cols).map_err(|e| lib_err(path, e))
             })
             .collect()
@@ -247,5 +246,77 @@ impl Locator for TsFileLocator {
             }
         }
         Ok(Box::new(out.into_iter()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Float64Array, Int32Array, Int64Array};
+    use tsfile_format::types::TSDataType;
+    use tsfile_index::writer::{TsFileWriter, WriterOptions};
+
+    /// A tree-model file whose measurement `s` is INT32 in one device and DOUBLE in the
+    /// other maps with `s` widened to Float64, every row counted, each value cast.
+    #[test]
+    fn measurement_of_different_types_per_device_is_widened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mixed.tsfile");
+        let opts = WriterOptions::default();
+        let mut w = TsFileWriter::create(&path, opts.clone()).unwrap();
+        w.register_device(
+            "root.sg.d1",
+            false,
+            vec![opts.measurement("s", TSDataType::Int32)],
+        )
+        .unwrap();
+        w.register_device(
+            "root.sg.d2",
+            false,
+            vec![opts.measurement("s", TSDataType::Double)],
+        )
+        .unwrap();
+        let batch = |s: ArrayRef| {
+            RecordBatch::try_from_iter([
+                ("time", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+                ("s", s),
+            ])
+            .unwrap()
+        };
+        w.write_tree(
+            "root.sg.d1",
+            "time",
+            &batch(Arc::new(Int32Array::from(vec![3, 4]))),
+        )
+        .unwrap();
+        w.write_tree(
+            "root.sg.d2",
+            "time",
+            &batch(Arc::new(Float64Array::from(vec![0.5, 1.5]))),
+        )
+        .unwrap();
+        w.close().unwrap();
+        let index = TsFileLocator
+            .index(&path, &IndexOptions::default())
+            .unwrap();
+        assert_eq!(index.row_count, 4);
+        let s = index.schema.field_with_name("s").unwrap();
+        assert_eq!(s.data_type(), &DataType::Float64);
+        let request = ReadRequest {
+            rows: 0..4,
+            blocks: None,
+            schema: None,
+            projection: None,
+            batch_size: 0,
+        };
+        let mut values = Vec::new();
+        for b in TsFileLocator.read(&path, &request).unwrap() {
+            let b = b.unwrap();
+            let col = b.column_by_name("s").unwrap();
+            let col = col.as_any().downcast_ref::<Float64Array>().unwrap();
+            values.extend(col.iter().flatten());
+        }
+        values.sort_by(f64::total_cmp);
+        assert_eq!(values, [0.5, 1.5, 3.0, 4.0]);
     }
 }
