@@ -297,3 +297,15 @@ fn ndjson_members_of_changing_types_are_widened() {
         ]
     );
 }
+
+/// Bytes that are not UTF-8 (Latin-1 text) are refused with the row and the byte offset.
+#[test]
+fn csv_not_utf8_names_row_and_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(&dir, "latin1.csv", b"name,age\nAna,30\nJos\xe9,31\n");
+    let err = DelimitedLocator
+        .index(&path, &IndexOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("at row 1 at byte 19"), "{err}");
+}

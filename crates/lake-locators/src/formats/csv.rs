@@ -56,6 +56,35 @@ impl std::ops::Deref for Text {
     }
 }
 
+/// An error at a byte offset without a row (invalid UTF-8) with the row of that byte added:
+/// the records before it are counted from the header's end (the error path only).
+fn with_row(path: &Path, data: &[u8], e: Error) -> Error {
+    let Error::Malformed {
+        offset: Some(at),
+        row: None,
+        ..
+    } = &e
+    else {
+        return e;
+    };
+    let at = *at as usize;
+    let Ok(h) = header(path, data) else {
+        return e;
+    };
+    if at < h.body {
+        return e;
+    }
+    let (mut pos, mut row) = (h.body, 0u64);
+    while let Ok((end, 1)) = skip_records(data, pos, 1, h.delim) {
+        if end > at {
+            return e.at_row(row);
+        }
+        pos = end;
+        row += 1;
+    }
+    e
+}
+
 /// True when the first record ends with a carriage return that no line feed follows: the
 /// records end with lone carriage returns, which Python's csv module and DuckDB read as
 /// record ends (a whole file seen as one header line would silently hold 0 rows).
@@ -734,7 +763,9 @@ impl Locator for DelimitedLocator {
             return Ok(index);
         }
         let data = Text::new(FileBytes::open_whole(path)?);
-        Ok(index_bytes(path, &data, options)?.1)
+        index_bytes(path, &data, options)
+            .map(|(_, index)| index)
+            .map_err(|e| with_row(path, &data, e))
     }
 
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
