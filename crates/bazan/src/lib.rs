@@ -49,6 +49,7 @@ pub mod read;
 mod scan;
 pub mod tsfile;
 pub mod unified;
+mod widen;
 
 pub use arrow_array::{RecordBatch, RecordBatchReader};
 pub use arrow_schema::{ArrowError, Schema, SchemaRef};

@@ -12,8 +12,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, new_null_array};
-use arrow_cast::cast::{CastOptions, can_cast_types, cast_with_options};
-use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lake_locators::types::schema_from_json;
 
@@ -21,29 +19,13 @@ use lake_map::LakeMap;
 
 use crate::error::Result;
 use crate::handlers::handlers;
+pub use crate::widen::merge_types;
 
 /// The unified schema and each file's own schema, by entry index.
 #[derive(Debug, Clone)]
 pub(crate) struct Unified {
     pub(crate) schema: SchemaRef,
     pub(crate) files: Vec<SchemaRef>,
-}
-
-/// The type a column gets when two files disagree.
-pub fn merge_types(a: &DataType, b: &DataType) -> DataType {
-    if a == b {
-        return a.clone();
-    }
-    match (a, b) {
-        (DataType::Null, t) | (t, DataType::Null) => t.clone(),
-        (x, y) if x.is_integer() && y.is_integer() => DataType::Int64,
-        (x, y) if is_number(x) && is_number(y) => DataType::Float64,
-        _ => DataType::LargeUtf8,
-    }
-}
-
-fn is_number(t: &DataType) -> bool {
-    t.is_integer() || t.is_floating()
 }
 
 /// The unified schema of a list of file schemas, in order.
@@ -112,25 +94,9 @@ fn legacy_schema(map: &LakeMap, i: usize) -> Result<SchemaRef> {
     }
 }
 
-/// One column in the unified type: the same array when the type already fits, else a cast
-/// (text through Arrow's display formatting where no cast exists).
+/// One column in the unified type (see [`crate::widen::cast_array`]).
 pub(crate) fn conform_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
-    if a.data_type() == to {
-        return Ok(Arc::clone(a));
-    }
-    if matches!(to, DataType::LargeUtf8) && !can_cast_types(a.data_type(), to) {
-        let options = FormatOptions::default().with_null("");
-        let f = ArrayFormatter::try_new(a.as_ref(), &options)?;
-        let values: arrow_array::LargeStringArray = (0..a.len())
-            .map(|i| (!a.is_null(i)).then(|| f.value(i).to_string()))
-            .collect();
-        return Ok(Arc::new(values));
-    }
-    let options = CastOptions {
-        safe: true,
-        ..CastOptions::default()
-    };
-    Ok(cast_with_options(a.as_ref(), to, &options)?)
+    Ok(crate::widen::cast_array(a, to)?)
 }
 
 /// The columns of `batch` (one file's rows) in the fields of `target`: cast where the

@@ -48,43 +48,6 @@ fn lib_err(path: &Path, e: impl std::error::Error + Send + Sync + 'static) -> Er
     }
 }
 
-/// The type of a column whose type differs between two parts: the rule of the lake's
-/// unified schema (lake-map.md §10; `crate::unified` applies it across files, and is not
-/// used here so that the modules keep no cycle).
-fn widen(a: &DataType, b: &DataType) -> DataType {
-    let number = |t: &DataType| t.is_integer() || t.is_floating();
-    match (a, b) {
-        _ if a == b => a.clone(),
-        (DataType::Null, t) | (t, DataType::Null) => t.clone(),
-        (x, y) if x.is_integer() && y.is_integer() => DataType::Int64,
-        (x, y) if number(x) && number(y) => DataType::Float64,
-        _ => DataType::LargeUtf8,
-    }
-}
-
-/// A part's column in its widened type: a safe cast (a value that does not fit becomes
-/// null), or its display text where no cast to LargeUtf8 exists.
-fn cast_to(a: &ArrayRef, to: &DataType) -> Result<ArrayRef, arrow_schema::ArrowError> {
-    use arrow_cast::cast::{CastOptions, can_cast_types, cast_with_options};
-    use arrow_cast::display::{ArrayFormatter, FormatOptions};
-    if a.data_type() == to {
-        return Ok(Arc::clone(a));
-    }
-    if matches!(to, DataType::LargeUtf8) && !can_cast_types(a.data_type(), to) {
-        let options = FormatOptions::default().with_null("");
-        let f = ArrayFormatter::try_new(a.as_ref(), &options)?;
-        let values: arrow_array::LargeStringArray = (0..a.len())
-            .map(|i| (!a.is_null(i)).then(|| f.value(i).to_string()))
-            .collect();
-        return Ok(Arc::new(values));
-    }
-    let options = CastOptions {
-        safe: true,
-        ..CastOptions::default()
-    };
-    cast_with_options(a.as_ref(), to, &options)
-}
-
 /// An opened file with its parts and the unified schema.
 struct Opened {
     reader: TsFileReader,
@@ -136,7 +99,7 @@ fn open(path: &Path) -> lake_locators::Result<Opened> {
         for f in s.fields() {
             match fields.iter_mut().find(|g| g.name() == f.name()) {
                 Some(g) if g.data_type() != f.data_type() => {
-                    let widened = widen(g.data_type(), f.data_type());
+                    let widened = crate::widen::merge_types(g.data_type(), f.data_type());
                     *g = Field::new(f.name(), widened, true);
                 }
                 Some(_) => {}
@@ -185,7 +148,8 @@ impl Opened {
                         } else {
                             match b.column_by_name(f.name()) {
                                 // A widened column: this part's values cast to the wider type.
-                                Some(c) => cast_to(c, f.data_type()).map_err(|e| lib_err(path, e)),
+                                Some(c) => crate::widen::cast_array(c, f.data_type())
+                                    .map_err(|e| lib_err(path, e)),
                                 None => Ok(new_null_array(f.data_type(), n)),
                             }
                         }
