@@ -233,11 +233,19 @@ fn nested_schema_and_stats(
     let infer = |r: &Range<usize>| -> Option<Schema> {
         file.populate(r.clone());
         let spans = rows_of(data, r);
+        // An array of nulls alone infers to a list of an empty set of types, which comes
+        // out as List(Utf8) but joins as nothing: no sample row can stand for it.
+        let mut null_array = false;
         let iter = spans.iter().map(|&(s, e)| {
-            serde_json::from_slice::<serde_json::Value>(&data[s..e])
-                .map_err(|err| ArrowError::JsonError(format!("at byte {s}: {err}")))
+            let v = serde_json::from_slice::<serde_json::Value>(&data[s..e])
+                .map_err(|err| ArrowError::JsonError(format!("at byte {s}: {err}")));
+            if let Ok(v) = &v {
+                null_array |= has_null_array(v);
+            }
+            v
         });
         let out = arrow_json::reader::infer_json_schema_from_iterator(iter).ok();
+        let out = out.filter(|_| !null_array);
         file.release(r.clone());
         out
     };
@@ -246,11 +254,6 @@ fn nested_schema_and_stats(
         let schemas: Vec<Option<Schema>> = group.par_iter().map(infer).collect();
         for s in schemas {
             let s = s?;
-            // A list of nulls alone (`[]` or `[null]`) infers to List(Null) either way, but
-            // the two join differently with lists of objects: the sequential scan decides.
-            if s.fields().iter().any(|f| null_list(f.data_type())) {
-                return None;
-            }
             let mut rows = Vec::new();
             samples(s.fields(), &mut rows);
             all.extend(rows.into_iter().map(Ok));
@@ -311,11 +314,14 @@ fn samples(fields: &arrow_schema::Fields, out: &mut Vec<serde_json::Value>) {
     }
 }
 
-/// True when `t` holds a list of nulls.
-fn null_list(t: &DataType) -> bool {
-    match t {
-        DataType::List(f) => f.data_type() == &DataType::Null || null_list(f.data_type()),
-        DataType::Struct(fields) => fields.iter().any(|f| null_list(f.data_type())),
+/// True when `v` holds a non-empty array whose elements are all null.
+fn has_null_array(v: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::Array(a) => {
+            (!a.is_empty() && a.iter().all(Value::is_null)) || a.iter().any(has_null_array)
+        }
+        Value::Object(m) => m.values().any(has_null_array),
         _ => false,
     }
 }
@@ -328,6 +334,8 @@ fn sample(t: &DataType, out: &mut Vec<serde_json::Value>) {
         DataType::Boolean => out.push(Value::Bool(true)),
         DataType::Int64 => out.push(Value::from(1i64)),
         DataType::Float64 => out.push(Value::from(1.5f64)),
+        // `[]` infers to a list of any type (List(Null) when nothing else comes).
+        DataType::List(f) if f.data_type() == &DataType::Null => out.push(Value::Array(vec![])),
         DataType::List(f) => {
             let mut inner = Vec::new();
             sample(f.data_type(), &mut inner);

@@ -36,6 +36,7 @@ const NESTED: &[(&str, &[&str])] = &[
         ],
     ),
     ("t", &["[\"t1\",\"t2\"]", "[]", "[1,2.5]", "[null]"]),
+    ("u", &["[[]]", "[[1],[2,3]]", "[]", "[[\"x\"],[]]"]),
     ("o", &["[{\"k\":1},{\"j\":\"s\"}]", "[]", "[{\"k\":-2.5}]"]),
 ];
 
@@ -162,6 +163,11 @@ fn a_large_nested_file_splits_in_ranges_of_megabytes() {
         text.extend(random_ndjson(&mut rng, 200, true));
         text.push(b'\n');
     }
+    // Arrays of nulls alone send a range to the sequential scan: none here.
+    let text = String::from_utf8(text)
+        .unwrap()
+        .replace("[null]", "[\"n\"]")
+        .into_bytes();
     let (_f, file) = mapped(&text);
     let options = IndexOptions::default();
     let want = sequential(&text, &options).unwrap();
