@@ -173,6 +173,17 @@ fn bar_progress(bar: &Option<indicatif::ProgressBar>) -> Option<ProgressFn> {
     })
 }
 
+/// A build that failed on one data file says how to map the others.
+fn skip_hint(e: bazan::Error) -> anyhow::Error {
+    use bazan::ErrorKind::{Corrupt, UnsupportedFormat};
+    let file_failed = matches!(e.kind(), Corrupt | UnsupportedFormat) && e.path().is_some();
+    if file_failed {
+        anyhow::anyhow!("{e} (use --skip-errors to map the other files and list this one)")
+    } else {
+        e.into()
+    }
+}
+
 /// Files left out with `--skip-errors`: one `error:` line each, then exit 1.
 fn report_failures(failures: &[bazan::lake::FileFailure]) -> Outcome {
     for f in failures {
@@ -201,7 +212,7 @@ fn update(a: UpdateArgs) -> anyhow::Result<Outcome> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let u = report?;
+    let u = report.map_err(skip_hint)?;
     let map = u.lake.map();
     if a.json {
         let failures: Vec<serde_json::Value> = u
@@ -273,7 +284,7 @@ fn create(a: CreateArgs) -> anyhow::Result<Outcome> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let report = report?;
+    let report = report.map_err(skip_hint)?;
     if a.json {
         print_json(&report.lake.to_json()?)?;
     } else {

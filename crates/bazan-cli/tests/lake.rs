@@ -216,3 +216,32 @@ fn tsfile_dynamic_handler() {
         "table\nalpha\nbeta\n"
     );
 }
+
+#[test]
+fn a_bad_file_names_itself_and_how_to_skip_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("good.csv"), "a,b\n1,2\n3,4\n").unwrap();
+    std::fs::write(
+        dir.path().join("bad.parquet"),
+        b"PAR1 this is not parquet PAR1",
+    )
+    .unwrap();
+    let root = dir.path().to_str().unwrap();
+    let out = bazan(&["map", "create", root]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("bad.parquet") && err.contains("--skip-errors"),
+        "{err}"
+    );
+    assert!(!dir.path().join(".br_map.bazan").exists());
+
+    let out = bazan(&["map", "create", root, "--skip-errors", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error: skipped bad.parquet"), "{err}");
+    let map: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(map["total_files"], 1);
+    assert_eq!(map["total_rows"], 2);
+}
