@@ -475,6 +475,7 @@ pub(crate) fn like_match(pattern: &str, escape: Option<char>, s: &str) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)]
 mod tests {
     use super::*;
     use datafusion::prelude::{col, lit};

@@ -1,6 +1,9 @@
 //! Sets of global rows as sorted, disjoint, non-empty half-open ranges: what the exact
 //! filters of a lake scan (`_gid` comparisons, `_path` predicates) select.
 
+// Ranges here are row ranges, never meant to be expanded into their rows.
+#![allow(clippy::single_range_in_vec_init)]
+
 use std::ops::Range;
 
 /// A set of rows `[0, u64::MAX)`-bounded, as sorted, disjoint, non-adjacent ranges.

@@ -11,7 +11,11 @@ use crate::common::{assert_same_rows, mapped_copy, rows};
 
 #[test]
 fn two_workers_return_what_one_node_returns() {
-    let Some((_dir, lake)) = mapped_copy(&|_| true) else {
+    // Every format, but of the large files only the Parquet one (debug builds are slow).
+    let keep = |r: &str| {
+        !(r.starts_with("big/") && !r.ends_with(".parquet")) && r != "msgpack/stream.msgpack"
+    };
+    let Some((_dir, lake)) = mapped_copy(&keep) else {
         return;
     };
     let single = SqlSession::with_threads(2).expect("session");
@@ -25,8 +29,8 @@ fn two_workers_return_what_one_node_returns() {
     let queries = [
         "select _path, count(*), sum(v), count(qty), min(price), max(price) from lake group by _path",
         "select code, count(*), sum(v) from lake where code is not null group by code",
-        "select count(*), sum(v) from lake where _gid between 100000 and 500000",
-        "select a.code, count(*) from lake a join lake b on a._gid = b._gid + 1 where a._gid between 300000 and 320000 and b._path like 'big/%' group by a.code",
+        "select count(*), sum(v), count(name) from lake where _gid between 1000 and 100000",
+        "select a.code, count(*) from lake a join lake b on a._gid = b._gid + 1 where a._gid between 40000 and 60000 and b._path like 'big/%' group by a.code",
     ];
     for q in queries {
         let (_, one) = single.sql(q).unwrap_or_else(|e| panic!("{q}: {e}"));

@@ -1,7 +1,7 @@
 //! TsFile tables: names, every row, time ranges and tag equality pushed into the reader,
 //! each checked against the facade's own table query.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use bazan::tsfile::Query;
 use bazan_sql::SqlSession;
@@ -22,7 +22,7 @@ fn corpus(name: &str) -> Option<PathBuf> {
 
 /// The facade's rows of a table, with an optional time range and tag filter.
 fn facade(
-    path: &PathBuf,
+    path: &Path,
     table: &str,
     start: Option<i64>,
     end: Option<i64>,
