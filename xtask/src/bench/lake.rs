@@ -204,6 +204,7 @@ fn cpu_seconds() -> f64 {
     {
         // SAFETY: getrusage writes into the zeroed struct we own; no other effect.
         let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: as above: the kernel fills `u`, a valid struct of ours.
         if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0 {
             let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
             return t(u.ru_utime) + t(u.ru_stime);
