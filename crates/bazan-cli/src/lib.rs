@@ -16,6 +16,8 @@ mod doctor;
 mod map;
 mod output;
 mod read;
+#[cfg(feature = "sql")]
+mod sql;
 mod tsfile;
 mod tsfile_import;
 
@@ -45,6 +47,9 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Inspect, dump, query and check one TsFile (`tsfile info|dump|query|check`).
     Tsfile(tsfile::TsfileArgs),
+    /// Run a SQL query over a lake (table `lake`) and more lakes or TsFiles (DataFusion).
+    #[cfg(feature = "sql")]
+    Sql(sql::SqlArgs),
 }
 
 /// What a command reports back to `main`: success, or a problem it found and printed.
@@ -65,6 +70,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Slice(args) => map::run_slice(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Tsfile(args) => tsfile::run(args),
+        #[cfg(feature = "sql")]
+        Command::Sql(args) => sql::run(args),
     }
 }
 

@@ -4,6 +4,8 @@ mod doctor;
 mod lake;
 mod pipes;
 mod read;
+#[cfg(feature = "sql")]
+mod sql;
 mod tsfile;
 mod tsfile_import;
 mod update;

@@ -1,0 +1,102 @@
+//! `bazan sql LAKE "QUERY" [--format …] [--table NAME=PATH …]`: SQL over a lake and TsFiles
+//! through `bazan-sql` (Apache DataFusion). The lake is the table `lake`; `--table` adds more
+//! lakes or TsFiles by name (`docs/sql.md`).
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+
+use crate::Outcome;
+use crate::output::{Format, RowWriter};
+use crate::read::quiet_broken_pipe;
+
+/// Output formats of `bazan sql`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum SqlFormat {
+    /// An aligned table for people.
+    #[default]
+    Table,
+    /// One JSON object per row.
+    Ndjson,
+    /// CSV with a header line.
+    Csv,
+    /// An Arrow IPC stream.
+    Arrow,
+}
+
+/// Arguments of `bazan sql`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct SqlArgs {
+    /// The lake root, registered as the table `lake`.
+    lake: PathBuf,
+    /// The query.
+    query: String,
+    /// More tables: a lake directory or a TsFile, as NAME=PATH (repeatable). A TsFile with
+    /// several tables is registered as NAME_TABLE for each.
+    #[arg(long = "table", value_name = "NAME=PATH")]
+    tables: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = SqlFormat::Table)]
+    format: SqlFormat,
+    /// Worker threads of the query (default: every core).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+/// Runs `bazan sql`.
+pub(crate) fn run(a: SqlArgs) -> anyhow::Result<Outcome> {
+    let session = match a.threads {
+        Some(0) => bail!("--threads must be at least 1"),
+        Some(n) => bazan_sql::SqlSession::with_threads(n)?,
+        None => bazan_sql::SqlSession::new()?,
+    };
+    session.register_lake("lake", &a.lake).with_context(|| {
+        format!(
+            "cannot load the map of {} (build it with `bazan map create`)",
+            a.lake.display()
+        )
+    })?;
+    for spec in &a.tables {
+        let Some((name, path)) = spec.split_once('=') else {
+            bail!("--table {spec:?}: expected NAME=PATH");
+        };
+        session.register_path(name, path.as_ref())?;
+    }
+    let (schema, batches) = session.sql(&a.query)?;
+    let stdout = io::stdout().lock();
+    let format = match a.format {
+        SqlFormat::Arrow => {
+            let written = (|| -> Result<(), bazan::ArrowError> {
+                let mut w = bazan::ipc::StreamWriter::try_new(io::BufWriter::new(stdout), &schema)?;
+                for b in &batches {
+                    w.write(b)?;
+                }
+                w.finish()?;
+                w.into_inner()?.flush()?;
+                Ok(())
+            })();
+            return match written {
+                Ok(()) => Ok(Outcome::Ok),
+                Err(bazan::ArrowError::IoError(_, e)) => quiet_broken_pipe(e),
+                Err(e) => Err(e.into()),
+            };
+        }
+        SqlFormat::Table => Format::Table,
+        SqlFormat::Ndjson => Format::Ndjson,
+        SqlFormat::Csv => Format::Csv,
+    };
+    let mut w = RowWriter::new(format, io::BufWriter::new(stdout));
+    if batches.is_empty() {
+        w.write_batch(&bazan::RecordBatch::new_empty(schema))?;
+    }
+    for b in &batches {
+        if let Err(e) = w.write_batch(b) {
+            return quiet_broken_pipe(e);
+        }
+    }
+    match w.finish().and_then(|mut out| out.flush()) {
+        Ok(()) => Ok(Outcome::Ok),
+        Err(e) => quiet_broken_pipe(e),
+    }
+}
