@@ -126,12 +126,15 @@ fn ci() -> anyhow::Result<u8> {
             "clippy",
             "--workspace",
             "--all-targets",
+            // Every feature: `bazan sql` (bazan-cli/sql), the plan codec and the
+            // distributed tests of bazan-sql (proto, distributed).
+            "--all-features",
             "--",
             "-D",
             "warnings",
         ],
     )?;
-    cmd(&cargo, &["test", "--workspace"])?;
+    cmd(&cargo, &["test", "--workspace", "--all-features"])?;
     python::ci()?;
     Ok(0)
 }
