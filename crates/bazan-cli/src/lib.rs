@@ -98,7 +98,14 @@ where
         Ok(Outcome::Ok) => 0,
         Ok(Outcome::Problem) => 1,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // One line, whatever the cause (DataFusion and flatbuffer messages have several).
+            let text = format!("{err:#}");
+            let parts: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!("error: {}", parts.join("; "));
             2
         }
     }

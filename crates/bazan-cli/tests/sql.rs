@@ -104,4 +104,9 @@ fn sql_over_a_lake_and_a_tsfile() {
     assert!(err.starts_with("error: ") && err.contains("nope"), "{err}");
     let out = bazan(&["sql", root, "selec 1"]);
     assert_eq!(out.status.code(), Some(2));
+    // A type error of the planner has a several-line message: still one error line.
+    let out = bazan(&["sql", root, "select count(*) from lake where _gid >= now()"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
