@@ -199,10 +199,11 @@ fn bad_input_gives_typed_errors() {
     assert_eq!(offset, Some(10), "{text}");
     assert!(text.contains("never closes"), "{text}");
 
-    let ragged = write(&dir, "r.csv", b"a,b\n1,x\n2,y,z\n");
+    // A record with more fields than the header is no error: it adds a column (see
+    // real_world.rs); a byte that is not UTF-8 after it is still named by row and byte.
+    let ragged = write(&dir, "r.csv", b"a,b\n1,x\n2,y,z\n3,\xff\n");
     let (offset, row, text) = malformed(index(&ragged, 10).unwrap_err());
-    assert_eq!((offset, row), (Some(8), Some(1)), "{text}");
-    assert!(text.contains("3 fields"), "{text}");
+    assert_eq!((offset, row), (Some(16), Some(2)), "{text}");
 
     let utf8 = write(&dir, "b.csv", b"a,b\n1,x\xff\n");
     let (offset, _, text) = malformed(index(&utf8, 10).unwrap_err());
@@ -220,9 +221,9 @@ fn bad_input_gives_typed_errors() {
     let head = write(&dir, "bh.csv", b"a,\xffb\n1,x\n");
     assert_eq!(malformed(index(&head, 10).unwrap_err()).0, Some(2));
 
+    // Bytes after a closing quote join the field (see real_world.rs): no error.
     let after_quote = write(&dir, "aq.csv", b"a,b\n1,\"x\"y\n");
-    let (offset, row, _) = malformed(index(&after_quote, 10).unwrap_err());
-    assert_eq!((offset, row), (Some(9), Some(0)));
+    assert_eq!(index(&after_quote, 10).unwrap().row_count, 1);
 
     // A direct read infers first, so it reports the same problems.
     assert!(

@@ -309,3 +309,110 @@ fn csv_not_utf8_names_row_and_byte() {
         .to_string();
     assert!(err.contains("at row 1 at byte 19"), "{err}");
 }
+
+/// Records with fewer or more fields than the header are counted, as Python's csv module and
+/// DuckDB (`null_padding`) count them: missing fields read as null, extra fields as added
+/// columns named `column{i}` (0-based, as DuckDB names them) typed by the same inference.
+#[test]
+fn csv_ragged_records_pad_with_nulls_and_add_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = b"a,b,c\n1,2,3\n4,5\n6,7,8,9,x\n\"10\",11\n";
+    let path = write(&dir, "ragged.csv", data);
+    let options = IndexOptions {
+        stride: 2,
+        stats: lake_locators::StatsColumns::All,
+    };
+    let idx = DelimitedLocator.index(&path, &options).unwrap();
+    assert_eq!(idx.row_count, 4);
+    let fields: Vec<(String, DataType)> = idx
+        .schema
+        .fields()
+        .iter()
+        .map(|f| (f.name().clone(), f.data_type().clone()))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("a".into(), DataType::Int64),
+            ("b".into(), DataType::Int64),
+            ("c".into(), DataType::Int64),
+            ("column3".into(), DataType::Int64),
+            ("column4".into(), DataType::Utf8),
+        ]
+    );
+    let stats = idx.stats.as_ref().unwrap();
+    assert_eq!(
+        stats.get("column3"),
+        Some(&lake_locators::ColumnStats::Int { min: 9, max: 9 })
+    );
+    let rows = common::read_rows(
+        &DelimitedLocator,
+        &path,
+        &common::request(Some(&idx), 0..idx.row_count, None, 0),
+    );
+    assert_eq!(
+        rows,
+        [
+            json!({"a": 1, "b": 2, "c": 3, "column3": null, "column4": null}),
+            json!({"a": 4, "b": 5, "c": null, "column3": null, "column4": null}),
+            json!({"a": 6, "b": 7, "c": 8, "column3": 9, "column4": "x"}),
+            json!({"a": 10, "b": 11, "c": null, "column3": null, "column4": null}),
+        ]
+    );
+    // A direct read (no stored index) and a read from the checkpoint of row 2 agree.
+    let direct = common::read_rows(
+        &DelimitedLocator,
+        &path,
+        &common::request(None, 2..4, None, 1),
+    );
+    assert_eq!(direct, rows[2..]);
+    // An added column's name that a header field already has takes a suffix.
+    let clash = write(&dir, "clash.csv", b"a,column2\n1,2,3\n");
+    let idx = common::index_every(&DelimitedLocator, &clash, 2).unwrap();
+    let names: Vec<&String> = idx.schema.fields().iter().map(|f| f.name()).collect();
+    assert_eq!(names, ["a", "column2", "column2_1"]);
+}
+
+/// The index of ragged records is the same by the vector path, the portable path and a
+/// split in byte ranges, whatever range length and stride.
+#[test]
+fn csv_ragged_records_index_alike_every_way() {
+    let mut body = String::from("a,b,c\n");
+    for i in 0..400 {
+        let row = match i % 7 {
+            0 => format!("{i}\n"),
+            1 => format!("{i},x{i},1.5,{i},\"q\"z\n"),
+            2 => format!("{i},,\n"),
+            3 => format!("\"{i}\",\"y\"\"{i}\",{i},,,{i}\n"),
+            _ => format!("{i},{i},{i}\n"),
+        };
+        body.push_str(&row);
+    }
+    for (stride, chunk) in [(0u8, 0u8), (1, 3), (0x85, 20), (7, 255)] {
+        let mut input = vec![stride, chunk];
+        input.extend_from_slice(body.as_bytes());
+        lake_locators::fuzzing::csv(&input);
+    }
+}
+
+/// Bytes after a closing quote join the field, as Python's csv module reads them (`"ab"c`
+/// is `abc`), in the index's types and in the rows read.
+#[test]
+fn csv_bytes_after_a_closing_quote_join_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = b"\"h\"1,b\n\"ab\"c,1\n\"x\" \"y\",2\n\"1\"2,3\n\"q\"\"\"r,4\n";
+    let path = write(&dir, "after.csv", data);
+    let (idx, rows) = index_and_read(&DelimitedLocator, &path);
+    assert_eq!(idx.row_count, 4);
+    assert_eq!(idx.schema.field(0).name(), "h1");
+    assert_eq!(idx.schema.field(0).data_type(), &DataType::Utf8);
+    assert_eq!(
+        rows,
+        [
+            json!({"h1": "abc", "b": 1}),
+            json!({"h1": "x \"y\"", "b": 2}),
+            json!({"h1": "12", "b": 3}),
+            json!({"h1": "q\"r", "b": 4}),
+        ]
+    );
+}

@@ -13,7 +13,9 @@ use arrow_schema::SchemaRef;
 use memchr::{memchr, memchr2};
 
 use crate::error::{Error, Result};
-use crate::locator::{BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest};
+use crate::locator::{
+    BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
+};
 use crate::simd::csv_class::{DELIM, HIGH, NEWLINE, NON_DIGIT, QUOTE};
 use crate::simd::{CSV, Kernel, MaskCache, Window};
 use crate::text::infer::{ColumnInfer, Columns};
@@ -174,8 +176,6 @@ pub(crate) fn sniff_delimiter(data: &[u8]) -> u8 {
 /// A field-level problem found while splitting a record.
 enum FieldError {
     Scan(ScanError),
-    /// A byte other than a delimiter or line break follows a closing quote.
-    AfterQuote(usize),
 }
 
 impl From<ScanError> for FieldError {
@@ -200,16 +200,43 @@ fn split_record<F: FnMut(usize, &[u8], bool)>(
         if data.get(pos) == Some(&b'"') {
             let end = quoted_end(data, pos)?;
             let inner = &data[pos + 1..end - 1];
+            // The record goes on after the field at `next`, or ends just before `next`.
+            let (next, goes_on) = match data.get(end) {
+                None => (end, false),
+                Some(&b) if b == delim => (end + 1, true),
+                Some(b'\n') => (end + 1, false),
+                Some(b'\r') if data.get(end + 1) == Some(&b'\n') => (end + 2, false),
+                Some(b'\r') if end + 1 == data.len() => (end + 1, false),
+                Some(_) => {
+                    // Bytes after the closing quote join the field up to the next delimiter
+                    // or line break, quotes there being plain bytes, as Python's csv module
+                    // and csv-core (which decodes the reads) take them: `"ab"c` is `abc`.
+                    let stop = memchr2(delim, b'\n', &data[end..]).map_or(data.len(), |i| end + i);
+                    let mut tail = stop;
+                    if data.get(stop) != Some(&delim) && tail > end && data[tail - 1] == b'\r' {
+                        tail -= 1;
+                    }
+                    let mut joined = Vec::new();
+                    unescape_into(inner, &mut joined);
+                    joined.extend_from_slice(&data[end..tail]);
+                    f(col, &joined, false);
+                    col += 1;
+                    match data.get(stop) {
+                        None => return Ok((data.len(), col)),
+                        Some(&b) if b == delim => {
+                            pos = stop + 1;
+                            continue;
+                        }
+                        Some(_) => return Ok((stop + 1, col)),
+                    }
+                }
+            };
             f(col, inner, memchr(b'"', inner).is_some());
             col += 1;
-            match data.get(end) {
-                None => return Ok((end, col)),
-                Some(&b) if b == delim => pos = end + 1,
-                Some(b'\n') => return Ok((end + 1, col)),
-                Some(b'\r') if data.get(end + 1) == Some(&b'\n') => return Ok((end + 2, col)),
-                Some(b'\r') if end + 1 == data.len() => return Ok((end + 1, col)),
-                Some(_) => return Err(FieldError::AfterQuote(end)),
+            if !goes_on {
+                return Ok((next, col));
             }
+            pos = next;
         } else {
             match memchr2(delim, b'\n', &data[pos..]) {
                 Some(i) => {
@@ -338,12 +365,6 @@ fn field_error(path: &Path, format: &'static str, e: FieldError, row: Option<u64
         FieldError::Scan(ScanError::UnterminatedQuote(at)) => {
             Error::malformed(path, format, "quoted field never closes").at_byte(at as u64)
         }
-        FieldError::AfterQuote(at) => Error::malformed(
-            path,
-            format,
-            "unexpected byte after the closing quote of a field",
-        )
-        .at_byte(at as u64),
     };
     match row {
         Some(r) => err.at_row(r),
@@ -382,6 +403,30 @@ fn header(path: &Path, data: &[u8]) -> Result<Header> {
     })
 }
 
+/// The name of column `i` (0-based) of a record with more fields than the header:
+/// `column{i}`, as DuckDB names it (`null_padding`), with `_1`, `_2`... appended while a
+/// header field has that name. It depends on the header and `i` alone, so that ranges of a
+/// split file name the columns they add alike.
+fn extra_name(header: &[String], i: usize) -> String {
+    let base = format!("column{i}");
+    let mut name = base.clone();
+    let mut k = 0;
+    while header.contains(&name) {
+        k += 1;
+        name = format!("{base}_{k}");
+    }
+    name
+}
+
+/// Adds the columns of a record of `n` fields that the header and earlier records lack,
+/// named by [`extra_name`]; their values are typed by the same inference, and the records
+/// before hold nulls in them.
+fn widen(cols: &mut Columns, header: &[String], n: usize, wanted: &StatsColumns) {
+    for i in cols.cols.len()..n {
+        cols.index_of(extra_name(header, i).as_bytes(), i, wanted);
+    }
+}
+
 /// The one indexing pass: checkpoints, row count, inferred columns and statistics.
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Header, FileIndex)> {
     crate::simd::dispatch(Indexer {
@@ -410,9 +455,9 @@ impl Kernel<CSV> for Indexer<'_> {
 }
 
 /// The record starting at `pos` read from the masks of the 64 bytes there: `Some((end,
-/// fields))` when the record ends inside the window and holds no quote, after every field was
-/// observed (none is observed when the field count is not `ncols`: the caller reports it).
-/// `None`, with nothing observed, sends the record to the general path.
+/// fields))` when the record ends inside the window, holds no quote and has one field per
+/// column, after every field was observed. `None`, with nothing observed, sends the record
+/// to the general path (which also reads records of fewer or more fields).
 #[inline(always)]
 fn record_in_window(
     path: &Path,
@@ -437,7 +482,7 @@ fn record_in_window(
     let mut cuts = m[DELIM] & before;
     let n = cuts.count_ones() as usize + 1;
     if n != cols.len() {
-        return Ok(Some((end, n)));
+        return Ok(None);
     }
     let last = if e > 0 && data[pos + e as usize - 1] == b'\r' {
         e - 1
@@ -598,7 +643,8 @@ fn scan_body<W: Window<CSV>>(
     options: &IndexOptions,
     lazy: bool,
 ) -> Result<(Columns, Vec<Block>, u64)> {
-    let ncols = h.names.len();
+    // Grows when a record has more fields than the header (see [`widen`]).
+    let mut ncols = h.names.len();
     let mut cols = Columns::with_names(&h.names, &options.stats);
     if lazy {
         cols.lazy_text_bounds();
@@ -680,8 +726,10 @@ fn scan_body<W: Window<CSV>>(
             .map(|end| (end, ncols)),
             None => None,
         };
-        let record = pos;
         let observe = |i: usize, text: &[u8], escaped: bool| {
+            if i >= cols.cols.len() {
+                widen(&mut cols, &h.names, i + 1, &options.stats);
+            }
             if let Some(c) = cols.cols.get_mut(i) {
                 if escaped {
                     // A field with doubled quotes is never a number or a boolean.
@@ -712,6 +760,9 @@ fn scan_body<W: Window<CSV>>(
                     if last > prev && data[last - 1] == b'\r' {
                         last -= 1;
                     }
+                    if ncuts + 1 > cols.cols.len() {
+                        widen(&mut cols, &h.names, ncuts + 1, &options.stats);
+                    }
                     let bounds = cuts[..ncuts].iter().copied().chain(std::iter::once(last));
                     for (c, cut) in cols.cols.iter_mut().zip(bounds) {
                         c.observe_field_at(data, prev, cut);
@@ -727,14 +778,15 @@ fn scan_body<W: Window<CSV>>(
                 }
             },
         };
-        if n != ncols {
-            return Err(Error::malformed(
-                path,
-                h.format,
-                format!("record has {n} fields, the header has {ncols}"),
-            )
-            .at_row(row)
-            .at_byte(record as u64));
+        // A record of fewer fields has nulls in the columns after its last (nothing to
+        // observe); one of more fields has added columns: runs now read records of that width.
+        debug_assert!(n <= cols.cols.len());
+        if cols.cols.len() != ncols {
+            ncols = cols.cols.len();
+            shapes.set_width(ncols);
+            if W::RUNS {
+                shapes.update(&cols.cols);
+            }
         }
         gate.read_otherwise();
         row += 1;
@@ -781,7 +833,8 @@ impl Locator for DelimitedLocator {
                 (h, index.schema, Some(index.blocks))
             }
         };
-        if schema.fields().len() != h.names.len() {
+        // Records with more fields than the header add columns after the header's.
+        if schema.fields().len() < h.names.len() {
             return Err(Error::StaleIndex {
                 path: path.to_path_buf(),
                 message: format!(
@@ -851,6 +904,9 @@ impl CsvBatches {
         let mut builder = arrow_csv::ReaderBuilder::new(self.schema.clone())
             .with_header(false)
             .with_delimiter(self.delim)
+            // Records of fewer fields than the schema read nulls in the columns after their
+            // last, as the index counted them.
+            .with_truncated_rows(true)
             .with_batch_size(got as usize);
         if let Some(p) = &self.projection {
             builder = builder.with_projection(p.clone());
