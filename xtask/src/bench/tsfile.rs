@@ -7,16 +7,20 @@
 //!   `read_arrow_batch()` until the end;
 //! * open + list devices + all series metadata of `table_many_devices` (300 devices): ours
 //!   `open` + `devices()` + `timeseries()` of each; the peer `TsFileReader(path)` +
-//!   `get_all_devices()` + `get_timeseries_metadata()`.
+//!   `get_all_devices()` + `get_timeseries_metadata()`;
+//! * the same full read as a process: `bazan tsfile query large.tsfile --table telemetry
+//!   --format arrow > /dev/null` (the release binary, built here if needed), wall time from
+//!   spawn to exit, next to the official reader's in-process figure; and `bazan --version`,
+//!   the floor of any process (start-up and exit).
 //!
 //! Each figure is the best of several runs. The peer is installed with pip when missing;
 //! when it cannot be imported the bench prints "peer unavailable" and our figures only.
 
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use tsfile_index::TsFileReader;
 use tsfile_index::query::TableQuery;
 
@@ -41,6 +45,28 @@ pub fn run() -> anyhow::Result<()> {
     }
     let (ours_read, rows) = best(|| read_large(&large))?;
     let (ours_meta, series) = best(|| metadata(&many))?;
+    let process = match bazan_binary() {
+        Ok(bin) => {
+            let query = [
+                "tsfile",
+                "query",
+                &large.display().to_string(),
+                "--table",
+                "telemetry",
+                "--format",
+                "arrow",
+            ]
+            .map(str::to_string);
+            let bytes = output_bytes(&bin, &query)?;
+            let (q, ()) = best(|| run_process(&bin, &query))?;
+            let (v, ()) = best(|| run_process(&bin, &["--version".to_string()]))?;
+            Some((q, bytes, v))
+        }
+        Err(e) => {
+            println!("bazan binary unavailable, no process figure: {e:#}");
+            None
+        }
+    };
     let peer = peer_available();
     let peer_read = if peer {
         Some(peer_time(&PEER_READ.replace("{path}", &py_path(&large)))?)
@@ -68,6 +94,15 @@ pub fn run() -> anyhow::Result<()> {
         peer_meta,
         None,
     );
+    if let Some((q, bytes, v)) = process {
+        row(
+            &format!("process: bazan tsfile query large --format arrow ({bytes} B)"),
+            q,
+            peer_read,
+            Some(LARGE_POINTS / q.as_secs_f64()),
+        );
+        row("process: bazan --version (start-up floor)", v, None, None);
+    }
     if let Some(p) = peer_read {
         println!(
             "official reader points/s on large: {:.0}",
@@ -128,6 +163,62 @@ fn metadata(path: &Path) -> anyhow::Result<usize> {
         series += reader.timeseries(&device?)?.len();
     }
     Ok(series)
+}
+
+/// The release `bazan` binary of this workspace, built (or found up to date) by cargo.
+fn bazan_binary() -> anyhow::Result<PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "--package",
+            "bazan-cli",
+            "--bin",
+            "bazan",
+        ])
+        .current_dir(crate::workspace_root())
+        .status()
+        .context("cannot run cargo")?;
+    if !status.success() {
+        bail!("cargo build --release -p bazan-cli failed");
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::workspace_root().join("target"));
+    Ok(target.join("release").join("bazan"))
+}
+
+/// Runs `bin args` with stdout to `/dev/null`, as a shell redirection would.
+fn run_process(bin: &Path, args: &[String]) -> anyhow::Result<()> {
+    let null = std::fs::File::create("/dev/null").context("cannot open /dev/null")?;
+    let status = Command::new(bin)
+        .args(args)
+        .stdout(Stdio::from(null))
+        .status()
+        .with_context(|| format!("cannot run {}", bin.display()))?;
+    if !status.success() {
+        bail!("{} {} failed: {status}", bin.display(), args.join(" "));
+    }
+    Ok(())
+}
+
+/// The bytes `bin args` writes to stdout (one run, outside the timings).
+fn output_bytes(bin: &Path, args: &[String]) -> anyhow::Result<usize> {
+    let out = Command::new(bin)
+        .args(args)
+        .output()
+        .with_context(|| format!("cannot run {}", bin.display()))?;
+    if !out.status.success() {
+        bail!(
+            "{} {} failed: {}",
+            bin.display(),
+            args.join(" "),
+            out.status
+        );
+    }
+    Ok(out.stdout.len())
 }
 
 const PEER_READ: &str = r#"
