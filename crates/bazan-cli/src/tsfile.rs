@@ -117,7 +117,7 @@ fn print_json(value: &Value) -> anyhow::Result<()> {
 
 fn info(file: &Path, as_json: bool) -> anyhow::Result<Outcome> {
     let reader = ts::open(file)?;
-    let v = ts::info(file)?;
+    let v = ts::info_of(&reader).map_err(|e| bazan::Error::from(e).at(file))?;
     if as_json {
         print_json(&v)?;
         return Ok(Outcome::Ok);
@@ -191,38 +191,91 @@ fn query(q: &QueryArgs) -> anyhow::Result<Outcome> {
         end_time: q.end_time,
         tags,
     };
-    let (schema, batches) = ts::query(&q.file, &query)?;
-    let stdout = io::stdout().lock();
-    let format = match q.format {
-        QueryFormat::Arrow => {
-            let written = (|| -> Result<(), bazan::ArrowError> {
-                let mut w = bazan::ipc::StreamWriter::try_new(io::BufWriter::new(stdout), &schema)?;
-                for b in &batches {
-                    w.write(b)?;
-                }
-                w.finish()?;
-                w.into_inner()?.flush()?;
-                Ok(())
-            })();
-            return match written {
-                Ok(()) => Ok(Outcome::Ok),
-                Err(bazan::ArrowError::IoError(_, e)) => quiet_broken_pipe(e),
-                Err(e) => Err(e.into()),
-            };
+    // Batches are written as they are decoded: one batch is held at a time.
+    let mut sink = Sink::Empty(q.format);
+    let mut closed = false;
+    let read = ts::query_with(&q.file, &query, |schema, batch| {
+        match sink.write(schema, &batch) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                closed = e.kind() == io::ErrorKind::BrokenPipe;
+                Err(bazan::Error::new(
+                    bazan::ErrorKind::Io,
+                    format!("cannot write to stdout: {e}"),
+                ))
+            }
         }
-        QueryFormat::Table => Format::Table,
-        QueryFormat::Ndjson => Format::Ndjson,
-        QueryFormat::Csv => Format::Csv,
+    });
+    let schema = match read {
+        Ok(schema) => schema,
+        Err(_) if closed => return Ok(Outcome::Ok),
+        Err(e) => return Err(e.into()),
     };
-    let mut w = RowWriter::new(format, io::BufWriter::new(stdout));
-    for b in &batches {
-        if let Err(e) = w.write_batch(b) {
-            return quiet_broken_pipe(e);
-        }
-    }
-    match w.finish().and_then(|mut out| out.flush()) {
+    match sink.finish(&schema) {
         Ok(()) => Ok(Outcome::Ok),
         Err(e) => quiet_broken_pipe(e),
+    }
+}
+
+/// Where `tsfile query` writes: nothing yet (the writer needs the schema), an Arrow IPC
+/// stream, or rows.
+enum Sink {
+    Empty(QueryFormat),
+    Arrow(bazan::ipc::StreamWriter<io::BufWriter<io::Stdout>>),
+    Rows(RowWriter<io::BufWriter<io::Stdout>>),
+}
+
+fn arrow_io(e: bazan::ArrowError) -> io::Error {
+    match e {
+        bazan::ArrowError::IoError(_, e) => e,
+        other => io::Error::other(other),
+    }
+}
+
+impl Sink {
+    fn open(format: QueryFormat, schema: &bazan::SchemaRef) -> io::Result<Sink> {
+        let out = io::BufWriter::with_capacity(1 << 16, io::stdout());
+        Ok(match format {
+            QueryFormat::Arrow => {
+                Sink::Arrow(bazan::ipc::StreamWriter::try_new(out, schema).map_err(arrow_io)?)
+            }
+            QueryFormat::Table => Sink::Rows(RowWriter::new(Format::Table, out)),
+            QueryFormat::Ndjson => Sink::Rows(RowWriter::new(Format::Ndjson, out)),
+            QueryFormat::Csv => Sink::Rows(RowWriter::new(Format::Csv, out)),
+        })
+    }
+
+    fn write(&mut self, schema: &bazan::SchemaRef, batch: &bazan::RecordBatch) -> io::Result<()> {
+        if let Sink::Empty(format) = self {
+            *self = Sink::open(*format, schema)?;
+        }
+        match self {
+            Sink::Empty(_) => Ok(()),
+            Sink::Arrow(w) => w.write(batch).map_err(arrow_io),
+            Sink::Rows(w) => w.write_batch(batch),
+        }
+    }
+
+    fn finish(self, schema: &bazan::SchemaRef) -> io::Result<()> {
+        let this = match self {
+            Sink::Empty(format) => {
+                let mut opened = Sink::open(format, schema)?;
+                if let Sink::Rows(w) = &mut opened {
+                    // A query without rows still prints its header.
+                    w.write_batch(&bazan::RecordBatch::new_empty(schema.clone()))?;
+                }
+                opened
+            }
+            other => other,
+        };
+        match this {
+            Sink::Empty(_) => Ok(()),
+            Sink::Arrow(mut w) => {
+                w.finish().map_err(arrow_io)?;
+                w.into_inner().map_err(arrow_io)?.flush()
+            }
+            Sink::Rows(w) => w.finish()?.flush(),
+        }
     }
 }
 

@@ -34,7 +34,8 @@ pub fn info(path: &Path) -> Result<Value> {
     info_of(&reader).map_err(|e| Error::from(e).at(path))
 }
 
-fn info_of(reader: &TsFileReader) -> tsfile_index::Result<Value> {
+/// [`info`] of a file already open.
+pub fn info_of(reader: &TsFileReader) -> tsfile_index::Result<Value> {
     let mut devices = 0usize;
     let mut series = 0usize;
     let mut range: Option<(i64, i64)> = None;
@@ -123,6 +124,22 @@ pub struct Query {
 /// Reads the rows of one table or device: its schema and record batches, the same values
 /// as the official reader returns.
 pub fn query(path: &Path, q: &Query) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let mut batches = Vec::new();
+    let schema = query_with(path, q, |_, b| {
+        batches.push(b);
+        Ok(())
+    })?;
+    Ok((schema, batches))
+}
+
+/// As [`query`], handing each batch to `each` (with the result's schema) as soon as it is
+/// decoded, so that a caller writing them out holds one batch at a time. Returns the schema
+/// (also for a query without rows); an error of `each` stops the read and is returned.
+pub fn query_with(
+    path: &Path,
+    q: &Query,
+    mut each: impl FnMut(&SchemaRef, RecordBatch) -> Result<()>,
+) -> Result<SchemaRef> {
     let reader = open(path)?;
     let ctx = |e: tsfile_index::Error| Error::from(e).at(path);
     let range = TimeRange::new(q.start_time, q.end_time);
@@ -150,8 +167,10 @@ pub fn query(path: &Path, q: &Query) -> Result<(SchemaRef, Vec<RecordBatch>)> {
             };
             let it = reader.query_table(table, &query).map_err(ctx)?;
             let schema = it.schema();
-            let batches = it.collect::<tsfile_index::Result<Vec<_>>>().map_err(ctx)?;
-            Ok((schema, batches))
+            for b in it {
+                each(&schema, b.map_err(ctx)?)?;
+            }
+            Ok(schema)
         }
         (None, Some(device_path)) => {
             if !q.tags.is_empty() {
@@ -188,7 +207,9 @@ pub fn query(path: &Path, q: &Query) -> Result<(SchemaRef, Vec<RecordBatch>)> {
                 batch_size: 0,
             };
             let batch = reader.read_device(&device, &query).map_err(ctx)?;
-            Ok((batch.schema(), vec![batch]))
+            let schema = batch.schema();
+            each(&schema, batch)?;
+            Ok(schema)
         }
     }
 }
