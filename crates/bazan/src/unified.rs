@@ -76,8 +76,49 @@ pub(crate) fn compute(map: &LakeMap) -> Result<Unified> {
         };
         files.push(schema);
     }
-    let schema = Arc::new(unify(files.iter().map(|s| s.as_ref())));
+    let votes: Vec<Schema> = files
+        .iter()
+        .enumerate()
+        .map(|(i, s)| vote(map, i, s))
+        .collect::<Result<_>>()?;
+    let schema = Arc::new(unify(votes.iter()));
     Ok(Unified { schema, files })
+}
+
+/// The types file `i` brings to the unified schema. A column with no value in the file has
+/// no type to give (inference made it Utf8 only for want of values): it votes `Null`, so a
+/// header-only CSV or an all-empty column does not turn every other file's numbers into
+/// text. That is every column of a file without rows, and, in a format whose schema is
+/// inferred from its values, a Utf8 column that the map's statistics (when it keeps them for
+/// that column; they are gathered from every value) show to hold no value.
+fn vote(map: &LakeMap, i: usize, schema: &SchemaRef) -> Result<Schema> {
+    let e = map.entry(i);
+    let stats_kept = &map.config().stats_columns;
+    let inferred = matches!(
+        e.format,
+        "csv" | "tsv" | "psv" | "txt" | "ndjson" | "json_array" | "msgpack" | "xlsx"
+    );
+    let stats = if e.row_count > 0 && inferred && !stats_kept.is_none() {
+        e.stats()?
+    } else {
+        None
+    };
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let empty = e.row_count == 0
+                || (f.data_type() == &DataType::Utf8
+                    && stats_kept.wants(f.name())
+                    && stats.as_ref().is_some_and(|s| !s.contains_key(f.name())));
+            if empty {
+                Field::new(f.name(), DataType::Null, true)
+            } else {
+                f.as_ref().clone()
+            }
+        })
+        .collect();
+    Ok(Schema::new(fields))
 }
 
 fn legacy_schema(map: &LakeMap, i: usize) -> Result<SchemaRef> {

@@ -338,3 +338,36 @@ fn run_time_handlers_are_indexed_and_read() {
         ErrorKind::InvalidArgument
     );
 }
+
+#[test]
+fn files_without_values_do_not_vote_on_types() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    std::fs::write(root.join("a.csv"), "id,qty\n1,5\n2,7\n").expect("csv");
+    std::fs::write(root.join("b_header_only.csv"), "id,qty\n").expect("header only");
+    std::fs::write(root.join("c_empty_qty.csv"), "id,qty,note\n3,,x\n4,,y\n").expect("csv");
+    bazan::create_map(root, &CreateOptions::default()).expect("created");
+    let lake = Arc::new(bazan::load_map(root).expect("loaded"));
+    let schema = lake.schema().expect("schema");
+    assert_eq!(
+        schema.field_with_name("id").expect("id").data_type(),
+        &DataType::Int64
+    );
+    assert_eq!(
+        schema.field_with_name("qty").expect("qty").data_type(),
+        &DataType::Int64
+    );
+    assert_eq!(
+        schema.field_with_name("note").expect("note").data_type(),
+        &DataType::Utf8
+    );
+    let batches = lake
+        .scan(0..4, &ScanOptions::default())
+        .expect("scan")
+        .collect_batches()
+        .expect("batches");
+    let all = arrow_select::concat::concat_batches(&batches[0].schema(), &batches).expect("concat");
+    let qty = all.column(1).as_primitive::<Int64Type>();
+    assert_eq!((qty.value(0), qty.value(1)), (5, 7));
+    assert!(qty.is_null(2) && qty.is_null(3));
+}
