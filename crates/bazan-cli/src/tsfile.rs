@@ -221,7 +221,7 @@ fn query(q: &QueryArgs) -> anyhow::Result<Outcome> {
 /// stream, or rows.
 enum Sink {
     Empty(QueryFormat),
-    Arrow(bazan::ipc::StreamWriter<io::BufWriter<io::Stdout>>),
+    Arrow(Box<bazan::ipc::StreamWriter<io::BufWriter<io::Stdout>>>),
     Rows(RowWriter<io::BufWriter<io::Stdout>>),
 }
 
@@ -237,7 +237,8 @@ impl Sink {
         let out = io::BufWriter::with_capacity(1 << 16, io::stdout());
         Ok(match format {
             QueryFormat::Arrow => {
-                Sink::Arrow(bazan::ipc::StreamWriter::try_new(out, schema).map_err(arrow_io)?)
+                let w = bazan::ipc::StreamWriter::try_new(out, schema).map_err(arrow_io)?;
+                Sink::Arrow(Box::new(w))
             }
             QueryFormat::Table => Sink::Rows(RowWriter::new(Format::Table, out)),
             QueryFormat::Ndjson => Sink::Rows(RowWriter::new(Format::Ndjson, out)),
