@@ -244,9 +244,13 @@ pub(crate) fn fuzz_check(path: &Path, chunk: usize, options: &IndexOptions) {
     if cr_line_ends(data) {
         return;
     }
+    // The checks `index_file` makes before a split.
     let Ok(h) = header(path, data) else {
         return;
     };
+    if check_utf8_at(path, h.format, data, 0, h.body).is_err() {
+        return;
+    }
     let plan = plan(&file, h.body, chunk.max(1));
     if let Some(split) = run_plan(path, &file, options, &h, &plan, 2) {
         assert_eq!(
