@@ -5,6 +5,7 @@
   row range of the whole lake as ``pyarrow`` data by seeking straight to the right block;
   detect drift between the map and the disk.
 - :mod:`bazan.tsfile`: describe, read and write Apache TsFile files.
+- :func:`bazan.sql`: SQL (Apache DataFusion) over lakes, TsFiles and Arrow data.
 
 Results are ``pyarrow.Table`` / ``pyarrow.RecordBatchReader`` objects, passed from Rust
 without copying through the Arrow C data interface; every argument that takes data accepts
@@ -35,6 +36,7 @@ from .lake import (
     register_handler,
     unregister_handler,
 )
+from .sql import sql
 
 __all__ = [
     "BazanError",
@@ -54,6 +56,7 @@ __all__ = [
     "lake",
     "load_map",
     "register_handler",
+    "sql",
     "tsfile",
     "unregister_handler",
 ]

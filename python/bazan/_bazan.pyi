@@ -126,5 +126,9 @@ def tsfile_write(
 ) -> Tuple[int, int]:
     """Writes Arrow data as one table of a new TsFile; returns ``(rows, bytes)``."""
 
+def sql(query: str, tables: Dict[str, Any], *, threads: Optional[int] = None) -> pa.Table:
+    """Runs ``query`` over ``tables`` (name -> Lake, path or Arrow stream object)."""
+    ...
+
 def run_cli(args: List[str]) -> int:
     """Runs the ``bazan`` command line; returns its exit code."""

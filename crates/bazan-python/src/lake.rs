@@ -474,3 +474,10 @@ pub(crate) fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BatchStream>()?;
     Ok(())
 }
+
+impl PyLake {
+    /// The loaded lake, shared (for the SQL front end).
+    pub(crate) fn lake(&self) -> Arc<Lake> {
+        Arc::clone(&self.lake)
+    }
+}

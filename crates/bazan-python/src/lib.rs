@@ -10,6 +10,7 @@ mod cli;
 mod errors;
 mod handler;
 mod lake;
+mod sql;
 mod tsfile;
 
 use pyo3::prelude::*;
@@ -31,5 +32,6 @@ fn _bazan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     lake::add(m)?;
     tsfile::add(m)?;
     cli::add(m)?;
+    sql::add(m)?;
     Ok(())
 }

@@ -1,0 +1,84 @@
+//! `bazan.sql(query, **tables)`: SQL over lakes, TsFiles and Arrow streams through the SQL
+//! front end (`bazan-sql`, Apache DataFusion), with the GIL released while it runs.
+
+use std::path::PathBuf;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use pyo3_arrow::input::AnyRecordBatch;
+
+use crate::blocking::{self, OnInterrupt};
+use crate::lake::{PyLake, to_table};
+
+/// One table of a query, as the caller gave it.
+enum Source {
+    Lake(std::sync::Arc<bazan::Lake>),
+    Path(PathBuf),
+    Stream(Box<dyn arrow_array::RecordBatchReader + Send>),
+}
+
+/// A SQL error as a facade error: a query that does not parse or plan is an invalid argument
+/// (Python's `ValueError`), lake and TsFile errors keep their kind.
+fn facade_error(e: bazan_sql::Error) -> bazan::Error {
+    match e {
+        bazan_sql::Error::Bazan(inner) => inner,
+        bazan_sql::Error::Query(m) => bazan::Error::invalid(m),
+        other => bazan::Error::new(bazan::ErrorKind::Other, other.to_string()),
+    }
+}
+
+/// Runs `query` over `tables` (name → `Lake`, a path to a lake or a `.tsfile`, or any object
+/// with `__arrow_c_stream__`) and returns a `pyarrow.Table`.
+#[pyfunction]
+#[pyo3(signature = (query, tables, *, threads=None))]
+pub(crate) fn sql<'py>(
+    py: Python<'py>,
+    query: String,
+    tables: &Bound<'py, PyDict>,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut sources = Vec::with_capacity(tables.len());
+    for (name, value) in tables.iter() {
+        let name: String = name.extract()?;
+        let source = if let Ok(lake) = value.cast::<PyLake>() {
+            Source::Lake(lake.get().lake())
+        } else if let Ok(path) = value.extract::<PathBuf>() {
+            Source::Path(path)
+        } else if let Ok(stream) = value.extract::<AnyRecordBatch>() {
+            Source::Stream(stream.into_reader()?)
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "table {name:?}: expected a LakeMap, a path or an object with \
+                 __arrow_c_stream__, not {}",
+                value.get_type().name()?
+            )));
+        };
+        sources.push((name, source));
+    }
+    if threads == Some(0) {
+        return Err(crate::errors::invalid(py, "threads must be at least 1"));
+    }
+    let (schema, batches) = blocking::run(py, OnInterrupt::Leave, None, move || {
+        let session = match threads {
+            Some(n) => bazan_sql::SqlSession::with_threads(n),
+            None => bazan_sql::SqlSession::new(),
+        }
+        .map_err(facade_error)?;
+        for (name, source) in sources {
+            match source {
+                Source::Lake(lake) => session.register_lake_map(&name, lake),
+                Source::Path(path) => session.register_path(&name, &path).map(|_| ()),
+                Source::Stream(reader) => session.register_batches(&name, reader),
+            }
+            .map_err(facade_error)?;
+        }
+        session.sql(&query).map_err(facade_error)
+    })?;
+    to_table(py, schema, batches)
+}
+
+/// Registers `sql` in the module.
+pub(crate) fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(sql, m)?)
+}
