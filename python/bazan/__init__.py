@@ -30,11 +30,13 @@ from ._errors import (
 from .lake import (
     DoctorReport,
     LakeMap,
+    UpdateReport,
     create_map,
     doctor_lake_map,
     load_map,
     register_handler,
     unregister_handler,
+    update_map,
 )
 from .sql import sql
 
@@ -59,4 +61,6 @@ __all__ = [
     "sql",
     "tsfile",
     "unregister_handler",
+    "update_map",
+    "UpdateReport",
 ]

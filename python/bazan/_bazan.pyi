@@ -23,6 +23,9 @@ def create_map(
 ) -> Tuple[Lake, List[Tuple[str, str]]]:
     """Builds and writes the map of the lake at ``root``; returns it with the files left out."""
 
+def update_map(
+    root: _Path, *, skip_errors: bool, threads: Optional[int], progress: _Progress
+) -> Tuple[Lake, bool, List[str], List[str], List[str], int, List[Tuple[str, str]]]: ...
 def load_map(root: _Path) -> Lake:
     """Loads the map of the lake at ``root``."""
 

@@ -42,6 +42,8 @@ __all__ = [
     "register_handler",
     "registered_handlers",
     "unregister_handler",
+    "update_map",
+    "UpdateReport",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -139,6 +141,65 @@ def create_map(
     finally:
         _progress.close(callback)
     return LakeMap(lake, failures)
+
+
+class UpdateReport:
+    """What :func:`update_map` changed: ``created`` (the lake had no map), ``added``,
+    ``modified`` and ``removed`` (relative paths, map order), ``kept`` (entries reused
+    without reading their file), ``failures`` (``(path, message)`` left out with
+    ``skip_errors``), and ``map`` (the updated :class:`LakeMap`)."""
+
+    __slots__ = ("map", "created", "added", "modified", "removed", "kept", "failures")
+
+    def __init__(self, lake: Any, created: bool, added: Sequence[str], modified: Sequence[str],
+                 removed: Sequence[str], kept: int, failures: Sequence[Tuple[str, str]]) -> None:
+        self.map = LakeMap(lake, failures)
+        self.created = created
+        self.added = list(added)
+        self.modified = list(modified)
+        self.removed = list(removed)
+        self.kept = kept
+        self.failures = list(failures)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The report as plain data (the shape of ``bazan map update --json``)."""
+        return {
+            "created": self.created,
+            "added": self.added,
+            "modified": self.modified,
+            "removed": self.removed,
+            "kept": self.kept,
+            "failures": [{"path": p, "message": m} for p, m in self.failures],
+        }
+
+    def __repr__(self) -> str:
+        return (f"UpdateReport(created={self.created}, added={len(self.added)}, "
+                f"modified={len(self.modified)}, removed={len(self.removed)}, kept={self.kept})")
+
+
+def update_map(
+    root: PathLike,
+    *,
+    skip_errors: bool = False,
+    threads: Optional[int] = None,
+    progress: _progress.ProgressArg = None,
+) -> UpdateReport:
+    """Brings ``<root>/.br_map.bazan`` up to date as ``bazan map update`` does: entries whose
+    file is unchanged under the map's own fingerprint mode are kept without reading the file,
+    new and changed files are indexed, entries of missing files are dropped, and the map is
+    written atomically (the result equals what :func:`create_map` would write). A lake
+    without a map gets one with the default options. Ctrl-C leaves the old map in place."""
+    root = _root(root)
+    if not isinstance(skip_errors, bool):
+        raise TypeError(f"skip_errors must be a bool, not {type(skip_errors).__name__}")
+    if threads is not None:
+        threads = _int("threads", threads, 1)
+    callback = _progress.resolve(progress, "map")
+    try:
+        out = _bazan.update_map(root, skip_errors=skip_errors, threads=threads, progress=callback)
+    finally:
+        _progress.close(callback)
+    return UpdateReport(*out)
 
 
 def load_map(root: PathLike) -> "LakeMap":

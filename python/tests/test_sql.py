@@ -55,3 +55,21 @@ def test_bad_queries_and_arguments():
         bazan.sql("select 1", d=object())
     with pytest.raises(TypeError):
         bazan.sql(42)  # type: ignore[arg-type]
+
+
+def test_update_map_matches_create(fresh_lake):
+    import bazan.lake as bl
+
+    first = bl.update_map(fresh_lake, progress=False)
+    assert first.created and first.map.total_files > 0
+    same = bl.update_map(fresh_lake, progress=False)
+    assert not same.created and same.kept == first.map.total_files
+    assert same.added == same.modified == same.removed == []
+    new = fresh_lake / "zz_added.ndjson"
+    new.write_text('{"a": 1}\n{"a": 2}\n')
+    changed = bl.update_map(fresh_lake, progress=False)
+    assert changed.added == ["zz_added.ndjson"]
+    assert changed.map.total_rows == same.map.total_rows + 2
+    created = bl.create_map(fresh_lake, progress=False)
+    assert changed.map.entries().equals(created.entries())
+    assert changed.to_dict()["kept"] == same.kept

@@ -100,6 +100,66 @@ pub(crate) fn create_map(
     Ok((PyLake::new(created.lake), failures))
 }
 
+/// Brings the map of the lake at `root` up to date (a lake without a map gets one) and
+/// returns it with what changed: `(lake, created, added, modified, removed, kept, failures)`.
+#[pyfunction]
+#[pyo3(signature = (root, *, skip_errors, threads, progress))]
+#[allow(clippy::type_complexity)]
+pub(crate) fn update_map(
+    py: Python<'_>,
+    root: PathBuf,
+    skip_errors: bool,
+    threads: Option<usize>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(
+    PyLake,
+    bool,
+    Vec<String>,
+    Vec<String>,
+    Vec<String>,
+    usize,
+    Vec<(String, String)>,
+)> {
+    if threads == Some(0) {
+        return Err(errors::invalid(
+            py,
+            "threads must be at least 1 (or None: every core)",
+        ));
+    }
+    let cancel = CancelToken::new();
+    let (mut pump, feed) = match progress {
+        Some(cb) => {
+            let (pump, feed) = ProgressPump::new(cb);
+            (Some(pump), Some(feed))
+        }
+        None => (None, None),
+    };
+    let options = CreateOptions {
+        skip_errors,
+        threads,
+        progress: feed,
+        cancel: Some(cancel.clone()),
+        ..CreateOptions::default()
+    };
+    let u = blocking::run(py, OnInterrupt::Cancel(&cancel), pump.as_mut(), move || {
+        bazan::update_map(&root, &options)
+    })?;
+    let failures = u
+        .failures
+        .into_iter()
+        .map(|f| (f.path, f.message))
+        .collect();
+    Ok((
+        PyLake::new(u.lake),
+        u.created,
+        u.added,
+        u.modified,
+        u.removed,
+        u.kept,
+        failures,
+    ))
+}
+
 /// Loads the map of the lake at `root`.
 #[pyfunction]
 pub(crate) fn load_map(py: Python<'_>, root: PathBuf) -> PyResult<PyLake> {
@@ -467,6 +527,7 @@ impl BatchStream {
 pub(crate) fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(create_map, m)?)?;
     m.add_function(wrap_pyfunction!(load_map, m)?)?;
+    m.add_function(wrap_pyfunction!(update_map, m)?)?;
     m.add_function(wrap_pyfunction!(register_handler, m)?)?;
     m.add_function(wrap_pyfunction!(unregister_handler, m)?)?;
     m.add_function(wrap_pyfunction!(registered_extensions, m)?)?;

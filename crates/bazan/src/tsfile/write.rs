@@ -104,18 +104,18 @@ pub fn write_table(path: &Path, batches: &[RecordBatch], o: &WriteOptions) -> Re
     for (col, enc) in &o.encodings {
         let spec = format!("{col}={enc}");
         let enc = TSEncoding::from_name(&enc.to_uppercase())
-            .ok_or_else(|| Error::invalid(format!("--encoding {spec:?}: unknown encoding")))?;
+            .ok_or_else(|| Error::invalid(format!("encoding {spec:?}: unknown encoding")))?;
         let Some(c) = columns
             .iter_mut()
             .find(|c| &c.schema.name == col && c.category == ColumnCategory::Field)
         else {
             return Err(Error::invalid(format!(
-                "--encoding {spec:?}: {col:?} is not a FIELD column"
+                "encoding {spec:?}: {col:?} is not a FIELD column"
             )));
         };
         if !encoding_is_writable(enc, c.schema.data_type) {
             return Err(Error::invalid(format!(
-                "--encoding {spec:?}: {} cannot be written as {}",
+                "encoding {spec:?}: {} cannot be written as {}",
                 c.schema.data_type.name(),
                 enc.name()
             )));
