@@ -80,7 +80,15 @@ pub fn ci() -> anyhow::Result<()> {
     develop(&venv_dir, false)?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     run(Command::new(&cargo)
-        .args(["build", "-p", "bazan-cli", "--bin", "bazan", "--features", "sql"])
+        .args([
+            "build",
+            "-p",
+            "bazan-cli",
+            "--bin",
+            "bazan",
+            "--features",
+            "sql",
+        ])
         .current_dir(&root))?;
     let mut c = Command::new(&python);
     c.args([

@@ -66,10 +66,18 @@ mod tests {
         for case in 0..stress_cases(60) {
             let mut csv = vec![case as u8, (case * 7) as u8];
             csv.extend_from_slice(b"a,b\n");
-            csv.extend(byte_soup(case as u64 + 1, 30 + case * 5, b"1,\"\n\r.-x\xc3\xa9"));
+            csv.extend(byte_soup(
+                case as u64 + 1,
+                30 + case * 5,
+                b"1,\"\n\r.-x\xc3\xa9",
+            ));
             super::csv(&csv);
             let mut json = vec![case as u8, (case * 3) as u8];
-            json.extend(byte_soup(case as u64 + 7, 30 + case * 5, b"{}[]\":,1-.\n \\a"));
+            json.extend(byte_soup(
+                case as u64 + 7,
+                30 + case * 5,
+                b"{}[]\":,1-.\n \\a",
+            ));
             super::json(&json);
         }
     }
