@@ -44,6 +44,28 @@ fn parse_fingerprint(py: Python<'_>, text: &str) -> PyResult<Fingerprint> {
     })
 }
 
+/// What a map build or update needs besides its options: the thread count checked, a cancel
+/// token for Ctrl-C, and the progress pump with the engine callback feeding it.
+fn build_setup(
+    py: Python<'_>,
+    threads: Option<usize>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(CancelToken, Option<ProgressPump>, Option<bazan::ProgressFn>)> {
+    if threads == Some(0) {
+        return Err(errors::invalid(
+            py,
+            "threads must be at least 1 (or None: every core)",
+        ));
+    }
+    Ok(match progress {
+        Some(cb) => {
+            let (pump, feed) = ProgressPump::new(cb);
+            (CancelToken::new(), Some(pump), Some(feed))
+        }
+        None => (CancelToken::new(), None, None),
+    })
+}
+
 /// Builds the map of the lake at `root` and returns it with the files left out
 /// (`skip_errors`), as `(path, message)` pairs.
 #[pyfunction]
@@ -62,20 +84,7 @@ pub(crate) fn create_map(
     if stride == 0 {
         return Err(errors::invalid(py, "stride must be at least 1"));
     }
-    if threads == Some(0) {
-        return Err(errors::invalid(
-            py,
-            "threads must be at least 1 (or None: every core)",
-        ));
-    }
-    let cancel = CancelToken::new();
-    let (mut pump, feed) = match progress {
-        Some(cb) => {
-            let (pump, feed) = ProgressPump::new(cb);
-            (Some(pump), Some(feed))
-        }
-        None => (None, None),
-    };
+    let (cancel, mut pump, feed) = build_setup(py, threads, progress)?;
     let options = CreateOptions {
         stride,
         fingerprint: parse_fingerprint(py, fingerprint)?,
@@ -120,20 +129,7 @@ pub(crate) fn update_map(
     usize,
     Vec<(String, String)>,
 )> {
-    if threads == Some(0) {
-        return Err(errors::invalid(
-            py,
-            "threads must be at least 1 (or None: every core)",
-        ));
-    }
-    let cancel = CancelToken::new();
-    let (mut pump, feed) = match progress {
-        Some(cb) => {
-            let (pump, feed) = ProgressPump::new(cb);
-            (Some(pump), Some(feed))
-        }
-        None => (None, None),
-    };
+    let (cancel, mut pump, feed) = build_setup(py, threads, progress)?;
     let options = CreateOptions {
         skip_errors,
         threads,
