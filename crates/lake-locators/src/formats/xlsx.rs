@@ -5,6 +5,8 @@
 //! Numbers are IEEE doubles in the file; a column whose numbers are all integral within i64
 //! becomes Int64. Reading streams the sheet from the start (there is no skip-ahead inside a
 //! compressed XML part), keeps only the cells of the wanted rows and stops after the last one.
+//! Header names, and date cells in text columns, are spelled as openpyxl and pandas spell the
+//! value (`2021-01-01 00:00:00`, see docs/formats.md).
 
 use std::fs::File;
 use std::io::BufReader;
@@ -14,7 +16,7 @@ use std::sync::Arc;
 use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, Field};
-use calamine::{Data, DataRef, Reader, Xlsx, XlsxError};
+use calamine::{Data, DataRef, ExcelDateTime, Reader, Xlsx, XlsxError};
 
 use crate::error::{Error, Result};
 use crate::locator::{
@@ -68,10 +70,63 @@ fn data_text(v: &DataRef<'_>) -> Option<String> {
         DataRef::String(s) => s.clone(),
         DataRef::SharedString(s) => (*s).to_string(),
         DataRef::Bool(b) => b.to_string(),
-        DataRef::DateTime(d) => d.as_f64().to_string(),
-        DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => s.clone(),
+        DataRef::DateTime(d) => datetime_text(d),
+        DataRef::DateTimeIso(s) => iso_text(s),
+        DataRef::DurationIso(s) => s.clone(),
         DataRef::Error(_) | DataRef::Empty => return None,
     })
+}
+
+/// A date/time cell as text, spelled as openpyxl and pandas spell the value they read
+/// (Python's `str` of a `datetime`, `time` or `timedelta`): `2021-01-01 00:00:00`, a serial
+/// below 1 as a time of day `10:10:10`, a duration format as `1 day, 2:03:04`; milliseconds,
+/// when there are some, as `.123000`. Used for header names and for dates in text columns.
+fn datetime_text(d: &ExcelDateTime) -> String {
+    const DAY_MS: i64 = 86_400_000;
+    let v = d.as_f64();
+    let millis = |ms: i64| {
+        if ms == 0 {
+            String::new()
+        } else {
+            format!(".{ms:03}000")
+        }
+    };
+    let hms = |ms_of_day: i64| {
+        let s = ms_of_day / 1000;
+        (s / 3600, s / 60 % 60, s % 60, ms_of_day % 1000)
+    };
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    let total = (v * DAY_MS as f64).round() as i64;
+    if d.is_duration() {
+        let (days, rest) = (total.div_euclid(DAY_MS), total.rem_euclid(DAY_MS));
+        let (h, m, s, ms) = hms(rest);
+        let days = match days {
+            0 => String::new(),
+            1 | -1 => format!("{days} day, "),
+            _ => format!("{days} days, "),
+        };
+        return format!("{days}{h}:{m:02}:{s:02}{}", millis(ms));
+    }
+    if (0..DAY_MS).contains(&total) && v < 1.0 {
+        let (h, m, s, ms) = hms(total);
+        return format!("{h:02}:{m:02}:{s:02}{}", millis(ms));
+    }
+    let (y, mo, day, h, mi, s, ms) = d.to_ymd_hms_milli();
+    format!(
+        "{y:04}-{mo:02}-{day:02} {h:02}:{mi:02}:{s:02}{}",
+        millis(i64::from(ms))
+    )
+}
+
+/// An ISO 8601 cell (`t="d"`) as openpyxl spells the value it reads: a date and time with a
+/// space instead of the `T` (`2021-01-01 10:10:10`); a date or a time alone as written.
+fn iso_text(s: &str) -> String {
+    match s.split_once('T') {
+        Some((date, time)) if date.len() == 10 && !time.is_empty() => format!("{date} {time}"),
+        _ => s.to_string(),
+    }
 }
 
 /// Walks the first worksheet: `f(sheet, local_row, column_position, value)` for every data
@@ -157,13 +212,11 @@ fn observe(cols: &mut Columns, i: usize, v: &DataRef<'_>) {
             None => col.float(*f, text(&|| f.to_string()).as_bytes()),
         },
         DataRef::DateTime(d) => {
-            let f = d.as_f64();
-            col.float(f, text(&|| f.to_string()).as_bytes());
+            col.float(d.as_f64(), text(&|| datetime_text(d)).as_bytes());
         }
         DataRef::Bool(b) => col.boolean(if *b { b"true" } else { b"false" }),
-        DataRef::String(s) | DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => {
-            col.text(s.as_bytes())
-        }
+        DataRef::DateTimeIso(s) => col.text(iso_text(s).as_bytes()),
+        DataRef::String(s) | DataRef::DurationIso(s) => col.text(s.as_bytes()),
         DataRef::SharedString(s) => col.text(s.as_bytes()),
         DataRef::Error(_) | DataRef::Empty => {}
     }
@@ -404,5 +457,27 @@ mod tests {
         assert_eq!(integral(2.5), None);
         assert_eq!(integral(9.3e18), None);
         assert_eq!(integral(f64::NAN), None);
+    }
+
+    /// Dates are named as openpyxl and pandas name them (Python's `str` of the value read).
+    #[test]
+    fn dates_spelled_as_python_does() {
+        use calamine::ExcelDateTimeType::{DateTime, TimeDelta};
+        let t = |v: f64, kind, is_1904| datetime_text(&ExcelDateTime::new(v, kind, is_1904));
+        assert_eq!(t(44197.0, DateTime, false), "2021-01-01 00:00:00");
+        assert_eq!(t(42735.0, DateTime, true), "2021-01-01 00:00:00");
+        assert_eq!(t(44197.5, DateTime, false), "2021-01-01 12:00:00");
+        assert_eq!(
+            t(44197.0 + 1.5 / 86_400.0, DateTime, false),
+            "2021-01-01 00:00:01.500000"
+        );
+        assert_eq!(t(0.4237268518518518, DateTime, false), "10:10:10");
+        assert_eq!(t(1.5, TimeDelta, false), "1 day, 12:00:00");
+        assert_eq!(t(2.0 / 24.0, TimeDelta, false), "2:00:00");
+        assert_eq!(t(3.25, TimeDelta, false), "3 days, 6:00:00");
+        assert_eq!(t(-0.5, TimeDelta, false), "-1 day, 12:00:00");
+        assert_eq!(iso_text("2021-01-01T10:10:10"), "2021-01-01 10:10:10");
+        assert_eq!(iso_text("2021-01-01"), "2021-01-01");
+        assert_eq!(iso_text("10:10:10"), "10:10:10");
     }
 }
