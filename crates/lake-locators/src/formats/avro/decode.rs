@@ -25,7 +25,8 @@ use super::FORMAT;
 /// The block codec of a file.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum BlockCodec {
-    /// A codec apache-avro decodes (null, deflate, snappy with its CRC, zstandard).
+    /// A codec apache-avro decodes (null, deflate, snappy with its CRC, zstandard, and bzip2
+    /// through the bzip2 crate on libbz2-rs-sys, a pure-Rust port of libbzip2).
     Avro(Codec),
     /// xz, decoded with lzma-rust2.
     Xz,
@@ -43,13 +44,17 @@ impl BlockCodec {
             return Ok(BlockCodec::Xz);
         }
         match Codec::from_str(name) {
-            Ok(c @ (Codec::Null | Codec::Deflate(_) | Codec::Snappy | Codec::Zstandard(_))) => {
-                Ok(BlockCodec::Avro(c))
-            }
+            Ok(
+                c @ (Codec::Null
+                | Codec::Deflate(_)
+                | Codec::Snappy
+                | Codec::Zstandard(_)
+                | Codec::Bzip2(_)),
+            ) => Ok(BlockCodec::Avro(c)),
             _ => Err(Error::Unsupported {
                 path: path.to_path_buf(),
                 message: format!(
-                    "Avro codec {name:?} is not supported (null, deflate, snappy, zstandard, xz are)"
+                    "Avro codec {name:?} is not supported (null, deflate, snappy, zstandard, bzip2, xz are)"
                 ),
             }),
         }
