@@ -72,6 +72,15 @@ pub enum Error {
         /// Why, and what to do.
         message: String,
     },
+    /// A read asked for something no file can give (rows out of order in
+    /// [`crate::Locator::read_rows`]).
+    #[error("{}: invalid read request: {message}", path.display())]
+    InvalidRequest {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong with the request.
+        message: String,
+    },
     /// A stored schema or type name could not be parsed.
     #[error("invalid schema description: {0}")]
     Schema(String),

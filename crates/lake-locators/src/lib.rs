@@ -5,7 +5,9 @@
 //! the row count, the blocks (row groups, stripes, OCF blocks, record batches or row
 //! checkpoints), the Arrow schema the reader returns and the column statistics; and
 //! [`Locator::read`], which returns local rows `[a, b)` of the file as Arrow record batches,
-//! seeking straight to the first needed block when the blocks are given.
+//! seeking straight to the first needed block when the blocks are given; and
+//! [`Locator::read_rows`], which returns chosen rows of the file in one call (the random
+//! `take` of a lake), decoding only the blocks, pages or records they need.
 //!
 //! This crate owns format knowledge only. It must never know about the map file, global row
 //! numbers, fingerprints or the directory walk: those belong to `lake-map`.
@@ -24,7 +26,8 @@
 //! Beside them, at the root, the contract every layer shares: [`locator`] (the [`Locator`]
 //! trait and its index types), [`error`], [`registry`], [`sniff`], [`columnar`] (helpers of the
 //! formats with native blocks), [`stats`], [`types`] (the stable type names of the CLI contract
-//! and the schema JSON stored in the map) and [`rows`] (the JSON value representation of rows).
+//! and the schema JSON stored in the map), [`rows`] (the JSON value representation of rows)
+//! and [`take`] (the pieces of [`Locator::read_rows`] every format shares).
 
 pub mod columnar;
 pub mod error;
@@ -37,6 +40,7 @@ pub mod rows;
 mod simd;
 pub mod sniff;
 pub mod stats;
+pub mod take;
 #[cfg(test)]
 mod testutil;
 mod text;
@@ -47,5 +51,5 @@ pub use formats::parquet::trace;
 pub use formats::{avro, csv, ipc, json, msgpack, orc, parquet, xlsx};
 pub use locator::{
     BatchIter, Block, ColumnChunk, ColumnStats, DEFAULT_STRIDE, FileIndex, IndexOptions, Locator,
-    PageLocation, ReadRequest, Stats, StatsColumns,
+    PageLocation, ReadRequest, RowsRequest, Stats, StatsColumns,
 };

@@ -195,6 +195,35 @@ pub struct ReadRequest<'a> {
     pub batch_size: usize,
 }
 
+/// What to read with [`Locator::read_rows`]: chosen local rows of one file, optionally with
+/// the index made earlier.
+#[derive(Debug, Clone, Default)]
+pub struct RowsRequest<'a> {
+    /// Local rows, ascending and distinct, each below the file's row count (a row past the
+    /// end is an error, not clamped).
+    pub rows: &'a [u64],
+    /// The blocks from an earlier [`Locator::index`]; `None` reads from the start of the file.
+    pub blocks: Option<&'a [Block]>,
+    /// The schema from an earlier [`Locator::index`] (see [`ReadRequest::schema`]).
+    pub schema: Option<SchemaRef>,
+    /// Column names to return, in this order; `None` returns every column.
+    pub projection: Option<&'a [String]>,
+}
+
+impl<'a> RowsRequest<'a> {
+    /// The [`ReadRequest`] of local rows `rows` with this request's blocks, schema and
+    /// projection.
+    pub fn range(&self, rows: Range<u64>) -> ReadRequest<'a> {
+        ReadRequest {
+            rows,
+            blocks: self.blocks,
+            schema: self.schema.clone(),
+            projection: self.projection,
+            batch_size: 0,
+        }
+    }
+}
+
 /// Record batches returned by [`Locator::read`].
 pub type BatchIter = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
 
@@ -215,4 +244,16 @@ pub trait Locator: Send + Sync {
 
     /// Reads local rows of the file as Arrow record batches (see [`ReadRequest`]).
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter>;
+
+    /// Reads the local rows `request.rows` (ascending, distinct) in one call: batches whose
+    /// rows, one after the other, are exactly those rows in that order, with the same values
+    /// [`Locator::read`] returns for each of them. The file is opened once.
+    ///
+    /// The default reads, for each block holding a wanted row (or, without blocks, once for
+    /// the whole span), the range from its first to its last wanted row with
+    /// [`Locator::read`] and keeps the wanted rows of each batch as it streams by; formats
+    /// override it to decode only what the wanted rows need.
+    fn read_rows(&self, path: &Path, request: &RowsRequest<'_>) -> Result<Vec<RecordBatch>> {
+        crate::take::read_rows_by_ranges(self, path, request)
+    }
 }

@@ -8,6 +8,7 @@ mod json;
 mod msgpack;
 mod orc;
 mod parquet;
+mod read_rows;
 mod real_world;
 mod rows_conformance;
 mod xlsx;

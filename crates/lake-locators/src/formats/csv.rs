@@ -14,7 +14,7 @@ use memchr::{memchr, memchr2};
 
 use crate::error::{Error, Result};
 use crate::locator::{
-    BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
+    BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, RowsRequest, StatsColumns,
 };
 use crate::simd::csv_class::{DELIM, HIGH, NEWLINE, NON_DIGIT, QUOTE};
 use crate::simd::{CSV, Kernel, MaskCache, Window};
@@ -875,6 +875,10 @@ impl Locator for DelimitedLocator {
             batch_size,
         }))
     }
+
+    fn read_rows(&self, path: &Path, request: &RowsRequest<'_>) -> Result<Vec<RecordBatch>> {
+        take::read_rows(path, request)
+    }
 }
 
 /// Lazily decodes the wanted records, one batch at a time.
@@ -937,6 +941,9 @@ impl Iterator for CsvBatches {
         end_on_error(self.next_batch(), &mut self.remaining)
     }
 }
+
+#[path = "csv_take.rs"]
+mod take;
 
 #[path = "csv_split.rs"]
 mod split;

@@ -18,7 +18,7 @@ use arrow_schema::{DataType, Schema, SchemaRef};
 use crate::columnar::{self, Projection, Trim};
 use crate::error::{Error, Result};
 use crate::locator::{
-    BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
+    BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, RowsRequest, StatsColumns,
 };
 use crate::stats::StatsBuilder;
 use crate::text::scan::FileBytes;
@@ -92,37 +92,44 @@ impl Footer {
         batches: std::ops::Range<usize>,
     ) -> Result<()> {
         for b in self.dictionaries.iter().chain(&self.blocks[batches]) {
-            let mut walker = MessageWalker {
-                path,
-                format: FILE_FORMAT,
-                file,
-                len,
-                at: b.offset,
-            };
-            let m = walker.next_message()?.ok_or_else(|| {
-                Error::malformed(
-                    path,
-                    FILE_FORMAT,
-                    "a footer block points at an end-of-stream marker",
-                )
-                .at_byte(b.offset)
-            })?;
-            // arrow-ipc trusts the footer's lengths, so they must agree with the message.
-            if m.total != b.meta_len + b.body_len {
-                return Err(Error::malformed(
-                    path,
-                    FILE_FORMAT,
-                    format!(
-                        "footer block says {} + {} bytes, the message at its offset has {}",
-                        b.meta_len, b.body_len, m.total
-                    ),
-                )
-                .at_byte(b.offset));
-            }
-            check_buffers(path, FILE_FORMAT, file, len, &m)?;
+            check_block(path, file, len, b)?;
         }
         Ok(())
     }
+}
+
+/// Checks one footer block (a dictionary or a record batch) before arrow-ipc decodes it: its
+/// lengths agree with the message at its offset, and its compressed buffers are sound.
+fn check_block(path: &Path, file: &File, len: u64, b: &FooterBlock) -> Result<()> {
+    let mut walker = MessageWalker {
+        path,
+        format: FILE_FORMAT,
+        file,
+        len,
+        at: b.offset,
+    };
+    let m = walker.next_message()?.ok_or_else(|| {
+        Error::malformed(
+            path,
+            FILE_FORMAT,
+            "a footer block points at an end-of-stream marker",
+        )
+        .at_byte(b.offset)
+    })?;
+    // arrow-ipc trusts the footer's lengths, so they must agree with the message.
+    if m.total != b.meta_len + b.body_len {
+        return Err(Error::malformed(
+            path,
+            FILE_FORMAT,
+            format!(
+                "footer block says {} + {} bytes, the message at its offset has {}",
+                b.meta_len, b.body_len, m.total
+            ),
+        )
+        .at_byte(b.offset));
+    }
+    check_buffers(path, FILE_FORMAT, file, len, &m)?;
+    Ok(())
 }
 
 /// The footer of an IPC file: schema, dictionary and record batch blocks, every block checked
@@ -512,7 +519,15 @@ impl Locator for ArrowFileLocator {
         })
         .map(|batches| columnar::guard_iter(path, FILE_FORMAT, batches))
     }
+
+    fn read_rows(&self, path: &Path, request: &RowsRequest<'_>) -> Result<Vec<RecordBatch>> {
+        // Format libraries may panic on malformed input; that becomes a typed error.
+        columnar::guard(path, FILE_FORMAT, || take::read_rows(path, request))
+    }
 }
+
+#[path = "ipc_take.rs"]
+mod take;
 
 /// One message of an IPC stream: where it starts, its total length, and its flatbuffer.
 struct StreamMessage {

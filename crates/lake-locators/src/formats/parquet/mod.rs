@@ -2,8 +2,11 @@
 //! column chunks' byte ranges and the OffsetIndex page locations when the file has them).
 //! Statistics come from the footer where they are present and exact, otherwise from the data.
 //! Reads select the touched row groups and a `RowSelection` inside them, with the page index
-//! loaded in optional mode so that pages outside the range are skipped.
+//! loaded in optional mode so that pages outside the range are skipped; chosen rows
+//! (`read_rows`) are one `RowSelection` of exactly those rows.
 
+mod footer;
+mod take;
 pub mod trace;
 
 use std::path::Path;
@@ -24,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::formats::parquet::trace::{ReadLog, TraceReader};
 use crate::locator::{
     BatchIter, Block, ColumnChunk, ColumnStats, FileIndex, IndexOptions, Locator, PageLocation,
-    ReadRequest, Stats, StatsColumns,
+    ReadRequest, RowsRequest, Stats, StatsColumns,
 };
 use crate::stats::StatsBuilder;
 
@@ -61,6 +64,17 @@ impl Locator for ParquetLocator {
         })
         .map(|batches| columnar::guard_iter(path, FORMAT, batches))
     }
+
+    fn read_rows(
+        &self,
+        path: &Path,
+        request: &RowsRequest<'_>,
+    ) -> Result<Vec<arrow_array::RecordBatch>> {
+        // Format libraries may panic on malformed input; that becomes a typed error.
+        columnar::guard(path, FORMAT, || {
+            take::read_rows(path, bounded(path)?, request)
+        })
+    }
 }
 
 /// The file behind a reader that refuses ranges past its end before allocating for them.
@@ -75,7 +89,12 @@ fn lib_err(path: &Path, e: parquet::errors::ParquetError) -> Error {
 
 fn load_metadata<R: ChunkReader>(path: &Path, reader: &R) -> Result<ArrowReaderMetadata> {
     let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
-    let meta = ArrowReaderMetadata::load(reader, options).map_err(|e| lib_err(path, e))?;
+    // A schema annotation newer than the parquet crate knows is dropped, as pyarrow ignores it.
+    let meta = ArrowReaderMetadata::load(reader, options.clone())
+        .or_else(|e| {
+            footer::load_patched(reader, options, PageIndexPolicy::Optional).unwrap_or(Err(e))
+        })
+        .map_err(|e| lib_err(path, e))?;
     check_structure(path, meta.metadata())?;
     Ok(meta)
 }

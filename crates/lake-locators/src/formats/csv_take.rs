@@ -1,0 +1,119 @@
+//! [`Locator::read_rows`](crate::Locator::read_rows) of delimited files: the file is mapped
+//! and its header read once; in each checkpoint block holding a wanted row, one pass of the
+//! quote-aware record scanner skips the unwanted records and copies only the wanted ones
+//! (the blocks on every thread of the caller's pool); then arrow-csv parses those records
+//! alone, under the stored schema, in one batch.
+
+use std::path::Path;
+
+use arrow_array::RecordBatch;
+use rayon::prelude::*;
+
+use super::{Text, field_error, header, index_bytes};
+use crate::error::{Error, Result};
+use crate::locator::{IndexOptions, RowsRequest, StatsColumns};
+use crate::take::{by_block, check_rows, past_end};
+use crate::text::rowread::{projection_indices, start_block};
+use crate::text::scan::{FileBytes, skip_records};
+
+/// The wanted rows `request.rows` of the delimited file at `path`.
+pub(super) fn read_rows(path: &Path, request: &RowsRequest<'_>) -> Result<Vec<RecordBatch>> {
+    let data = Text::new(FileBytes::open(path)?);
+    let (h, schema, own_blocks) = match &request.schema {
+        Some(schema) => (header(path, &data)?, schema.clone(), None),
+        None => {
+            let options = IndexOptions {
+                stats: StatsColumns::None,
+                ..IndexOptions::default()
+            };
+            let (h, index) = index_bytes(path, &data, &options)?;
+            (h, index.schema, Some(index.blocks))
+        }
+    };
+    // Records with more fields than the header add columns after the header's.
+    if schema.fields().len() < h.names.len() {
+        return Err(Error::StaleIndex {
+            path: path.to_path_buf(),
+            message: format!(
+                "the stored schema has {} columns, the header {}",
+                schema.fields().len(),
+                h.names.len()
+            ),
+        });
+    }
+    let projection = projection_indices(path, &schema, request.projection)?;
+    let rows = request.rows;
+    check_rows(path, rows, None)?;
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let blocks = request.blocks.or(own_blocks.as_deref());
+    let groups = match blocks {
+        Some(b) if !b.is_empty() => by_block(rows, b),
+        _ => vec![(0, 0..rows.len())],
+    };
+    let data: &[u8] = &data;
+    // Each block's wanted records, copied one after the other, each ending with a line feed.
+    let texts: Vec<Vec<u8>> = groups
+        .par_iter()
+        .map(|(_, range)| -> Result<Vec<u8>> {
+            let wanted = &rows[range.clone()];
+            let (mut pos, mut at) = match start_block(path, blocks, wanted[0], data.len())? {
+                Some((byte, first_row)) => (byte, first_row),
+                None => (h.body, 0),
+            };
+            let scan =
+                |e: crate::text::scan::ScanError| field_error(path, h.format, e.into(), None);
+            let mut text = Vec::new();
+            for &r in wanted {
+                let (start, skipped) = skip_records(data, pos, r - at, h.delim).map_err(scan)?;
+                let (end, one) = skip_records(data, start, 1, h.delim).map_err(scan)?;
+                if skipped < r - at || one == 0 {
+                    return Err(past_end(path, r, at + skipped));
+                }
+                text.extend_from_slice(&data[start..end]);
+                if text.last() != Some(&b'\n') {
+                    text.push(b'\n');
+                }
+                (pos, at) = (end, r + 1);
+            }
+            Ok(text)
+        })
+        .collect::<Result<_>>()?;
+    let mut builder = arrow_csv::ReaderBuilder::new(schema)
+        .with_header(false)
+        .with_delimiter(h.delim)
+        // Records of fewer fields than the schema read nulls in the columns after their
+        // last, as the index counted them.
+        .with_truncated_rows(true)
+        .with_batch_size(rows.len());
+    if let Some(p) = projection {
+        builder = builder.with_projection(p);
+    }
+    let mut decoder = builder.build_decoder();
+    let lib = |e| Error::library(path, h.format, e);
+    for text in &texts {
+        let mut buf = &text[..];
+        while !buf.is_empty() {
+            let n = decoder.decode(buf).map_err(lib)?;
+            if n == 0 {
+                break;
+            }
+            buf = &buf[n..];
+        }
+    }
+    decoder.decode(&[]).map_err(lib)?;
+    let batch = decoder.flush().map_err(lib)?;
+    let got = batch.as_ref().map_or(0, RecordBatch::num_rows);
+    if got != rows.len() {
+        return Err(Error::malformed(
+            path,
+            h.format,
+            format!(
+                "{got} records were parsed from the {} wanted ones",
+                rows.len()
+            ),
+        ));
+    }
+    Ok(batch.into_iter().collect())
+}

@@ -1,0 +1,129 @@
+//! [`Locator::read_rows`](crate::Locator::read_rows) of Arrow IPC files: the footer is read
+//! and checked once, then only the record batches holding a wanted row are read (one
+//! positioned read of exactly the batch's bytes each), checked as a full read checks them,
+//! decoded with arrow-ipc's `FileDecoder` and cut down to the wanted rows.
+
+use std::fs::File;
+use std::path::Path;
+
+use arrow_array::RecordBatch;
+use arrow_buffer::{Buffer, MutableBuffer};
+use arrow_ipc::reader::FileDecoder;
+
+use super::{FILE_FORMAT, FooterBlock, batch_rows, check_block, lib, read_footer};
+use crate::columnar::{self, Projection};
+use crate::error::{Error, Result};
+use crate::locator::RowsRequest;
+use crate::take::{by_block, check_rows, take_rows};
+
+/// Reads the bytes of footer block `b` (checked to lie inside the file by `read_footer`)
+/// into a 64-byte aligned buffer, so that arrow-ipc decodes the batch without copying it.
+fn read_block(path: &Path, file: &File, len: u64, b: &FooterBlock) -> Result<Buffer> {
+    use std::io::{Read, Seek, SeekFrom};
+    let n = b.meta_len + b.body_len;
+    if b.offset.checked_add(n).is_none_or(|e| e > len) {
+        return Err(Error::malformed(
+            path,
+            FILE_FORMAT,
+            format!("a block of {n} bytes runs past the end of the file ({len} bytes)"),
+        )
+        .at_byte(b.offset));
+    }
+    let n = usize::try_from(n).map_err(|_| {
+        Error::malformed(path, FILE_FORMAT, format!("a block of {n} bytes")).at_byte(b.offset)
+    })?;
+    let mut buf = MutableBuffer::from_len_zeroed(n);
+    let mut f = file;
+    f.seek(SeekFrom::Start(b.offset))
+        .and_then(|_| f.read_exact(buf.as_slice_mut()))
+        .map_err(|e| Error::io(path, e))?;
+    Ok(buf.into())
+}
+
+fn ipc_block(b: &FooterBlock) -> arrow_ipc::Block {
+    // The footer's values were read from these types and checked to be non-negative.
+    arrow_ipc::Block::new(b.offset as i64, b.meta_len as i32, b.body_len as i64)
+}
+
+/// The wanted rows `request.rows` of the IPC file at `path`.
+pub(super) fn read_rows(path: &Path, request: &RowsRequest<'_>) -> Result<Vec<RecordBatch>> {
+    let (file, len) = columnar::open(path)?;
+    let footer = read_footer(path, &file, len)?;
+    let schema = footer.schema.clone();
+    let blocks = match request.blocks {
+        Some(stored) => {
+            if stored.len() != footer.blocks.len() {
+                return Err(Error::StaleIndex {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "stored index has {} record batches, the file has {}",
+                        stored.len(),
+                        footer.blocks.len()
+                    ),
+                });
+            }
+            stored.to_vec()
+        }
+        None => batch_rows(path, &file, len, &schema, &footer.blocks)?,
+    };
+    let total = blocks.last().map_or(0, |b| b.first_row + b.row_count);
+    columnar::check_blocks(path, &blocks, total)?;
+    let projection = Projection::new(path, &schema, request.projection)?;
+    check_rows(path, request.rows, Some(total))?;
+    if request.rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut decoder = FileDecoder::new(schema.clone(), footer.version);
+    if let Some(p) = &projection {
+        decoder = decoder.with_projection(p.decode.clone());
+    }
+    for d in &footer.dictionaries {
+        check_block(path, &file, len, d)?;
+        let buf = read_block(path, &file, len, d)?;
+        decoder
+            .read_dictionary(&ipc_block(d), &buf)
+            .map_err(|e| lib(path, FILE_FORMAT, e))?;
+    }
+    let mut out = Vec::new();
+    for (index, range) in by_block(request.rows, &blocks) {
+        let (block, fb) = (&blocks[index], &footer.blocks[index]);
+        check_block(path, &file, len, fb).map_err(|e| e.in_block(index as u64))?;
+        let buf = read_block(path, &file, len, fb)?;
+        // The header must fit the schema before arrow-ipc trusts its buffers and lengths.
+        let meta = buf.get(..fb.meta_len as usize).unwrap_or_default();
+        let msg = super::message_bytes(path, FILE_FORMAT, meta, fb.offset)?;
+        let message = arrow_ipc::root_as_message(msg).map_err(|e| {
+            Error::malformed(path, FILE_FORMAT, format!("invalid message: {e}"))
+                .at_byte(fb.offset)
+                .in_block(index as u64)
+        })?;
+        super::super::ipc_check::check_batch(&schema, &message, fb.body_len).map_err(|m| {
+            Error::malformed(path, FILE_FORMAT, m)
+                .at_byte(fb.offset)
+                .in_block(index as u64)
+        })?;
+        let batch = decoder
+            .read_record_batch(&ipc_block(fb), &buf)
+            .map_err(|e| Error::library(path, FILE_FORMAT, e).in_block(index as u64))?
+            .ok_or_else(|| {
+                Error::malformed(path, FILE_FORMAT, "record batch is missing")
+                    .in_block(index as u64)
+            })?;
+        if batch.num_rows() as u64 != block.row_count {
+            return Err(Error::StaleIndex {
+                path: path.to_path_buf(),
+                message: format!(
+                    "record batch {index} has {} rows, the index says {}",
+                    batch.num_rows(),
+                    block.row_count
+                ),
+            });
+        }
+        let picked = take_rows(&batch, block.first_row, &request.rows[range])?;
+        out.push(
+            columnar::reorder(projection.as_ref(), picked)
+                .map_err(|e| lib(path, FILE_FORMAT, e))?,
+        );
+    }
+    Ok(out)
+}

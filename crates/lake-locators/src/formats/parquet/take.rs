@@ -1,0 +1,115 @@
+//! [`Locator::read_rows`](crate::Locator::read_rows) of Parquet files: one open, the footer
+//! and page index read once, and one reader over the row groups holding a wanted row with a
+//! `RowSelection` of exactly the wanted rows, so that only the pages holding them are
+//! decoded (whole pages are skipped where the page index or the page headers allow).
+
+use std::path::Path;
+
+use arrow_array::RecordBatch;
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{
+    ParquetRecordBatchReaderBuilder, RowSelection, RowSelectionPolicy, RowSelector,
+};
+use parquet::file::reader::ChunkReader;
+
+use super::{FORMAT, blocks, lib_err, load_metadata};
+use crate::columnar::{self, Projection};
+use crate::error::{Error, Result};
+use crate::locator::RowsRequest;
+use crate::take::{by_block, check_rows};
+
+/// Appends `n` rows of one kind to `selectors`, merging with the last selector of that kind.
+fn push(selectors: &mut Vec<RowSelector>, skip: bool, n: usize) {
+    if n == 0 {
+        return;
+    }
+    match selectors.last_mut() {
+        Some(last) if last.skip == skip => last.row_count += n,
+        _ => selectors.push(if skip {
+            RowSelector::skip(n)
+        } else {
+            RowSelector::select(n)
+        }),
+    }
+}
+
+/// The wanted rows `request.rows` of the Parquet file behind `reader`.
+pub(super) fn read_rows<R: ChunkReader + 'static>(
+    path: &Path,
+    reader: R,
+    request: &RowsRequest<'_>,
+) -> Result<Vec<RecordBatch>> {
+    let meta = load_metadata(path, &reader)?;
+    let file_blocks = blocks(path, meta.metadata())?;
+    let total = file_blocks.last().map_or(0, |b| b.first_row + b.row_count);
+    if let Some(stored) = request.blocks {
+        columnar::check_blocks(path, stored, total)?;
+        if stored.len() != file_blocks.len() {
+            return Err(Error::StaleIndex {
+                path: path.to_path_buf(),
+                message: format!(
+                    "stored index has {} row groups, the file has {}",
+                    stored.len(),
+                    file_blocks.len()
+                ),
+            });
+        }
+    }
+    let projection = Projection::new(path, meta.schema(), request.projection)?;
+    let rows = request.rows;
+    check_rows(path, rows, Some(total))?;
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    // The selection runs over the chosen row groups one after the other.
+    let groups = by_block(rows, &file_blocks);
+    let mut selectors = Vec::new();
+    for (g, range) in &groups {
+        let block = &file_blocks[*g];
+        let mut at = block.first_row;
+        for &r in &rows[range.clone()] {
+            push(&mut selectors, true, (r - at) as usize);
+            push(&mut selectors, false, 1);
+            at = r + 1;
+        }
+        push(
+            &mut selectors,
+            true,
+            (block.first_row + block.row_count - at) as usize,
+        );
+    }
+    let mask = match &projection {
+        Some(p) => ProjectionMask::roots(meta.parquet_schema(), p.decode.iter().copied()),
+        None => ProjectionMask::all(),
+    };
+    let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(reader, meta)
+        .with_row_groups(groups.iter().map(|(g, _)| *g).collect())
+        .with_row_selection(RowSelection::from(selectors))
+        .with_row_selection_policy(RowSelectionPolicy::Selectors)
+        .with_projection(mask)
+        .with_batch_size(rows.len().min(columnar::DEFAULT_BATCH_SIZE * 8))
+        .build()
+        .map_err(|e| lib_err(path, e))?;
+    let mut out = Vec::new();
+    let mut got = 0usize;
+    for batch in batches {
+        let batch = batch.map_err(|e| Error::library(path, FORMAT, e))?;
+        got += batch.num_rows();
+        out.push(
+            columnar::reorder(projection.as_ref(), batch)
+                .map_err(|e| Error::library(path, FORMAT, e))?,
+        );
+    }
+    // arrow-rs ends some structures early without an error: a short read is not the rows.
+    if got != rows.len() {
+        return Err(Error::malformed(
+            path,
+            FORMAT,
+            format!(
+                "the row groups returned {got} of the {} rows selected",
+                rows.len()
+            ),
+        ));
+    }
+    Ok(out)
+}

@@ -1,0 +1,225 @@
+//! The pieces of [`Locator::read_rows`] every format shares: checking the requested rows,
+//! grouping them by block, keeping the wanted rows of a decoded batch, and the default
+//! implementation over [`Locator::read`] that formats without a faster way use (and every
+//! dynamic handler, which implements `read` only).
+
+use std::ops::Range;
+use std::path::Path;
+
+use arrow_array::{RecordBatch, UInt32Array};
+
+use crate::error::{Error, Result};
+use crate::locator::{Block, Locator, RowsRequest};
+
+/// Checks that `rows` are ascending, distinct and below `total` (when known).
+pub fn check_rows(path: &Path, rows: &[u64], total: Option<u64>) -> Result<()> {
+    if let Some(w) = rows.windows(2).find(|w| w[0] >= w[1]) {
+        return Err(Error::InvalidRequest {
+            path: path.to_path_buf(),
+            message: format!(
+                "rows must be ascending and distinct, row {} comes after row {}",
+                w[1], w[0]
+            ),
+        });
+    }
+    if let (Some(total), Some(&last)) = (total, rows.last())
+        && last >= total
+    {
+        return Err(past_end(path, last, total));
+    }
+    Ok(())
+}
+
+/// The error for a wanted row the file does not have (the index no longer fits the file).
+pub(crate) fn past_end(path: &Path, row: u64, total: u64) -> Error {
+    Error::StaleIndex {
+        path: path.to_path_buf(),
+        message: format!("row {row} is past the end of the file ({total} rows)"),
+    }
+}
+
+/// Splits ascending `rows` by the block holding each: `(block index, range of rows)` in
+/// order, one item per touched block. Rows past the last block go with the last block (the
+/// caller checks them against the row count).
+pub(crate) fn by_block(rows: &[u64], blocks: &[Block]) -> Vec<(usize, Range<usize>)> {
+    let mut out: Vec<(usize, Range<usize>)> = Vec::new();
+    let mut i = 0;
+    while i < rows.len() {
+        // The last block starting at or before the row.
+        let b = blocks
+            .partition_point(|b| b.first_row <= rows[i])
+            .saturating_sub(1);
+        let end = match blocks.get(b + 1) {
+            Some(next) => i + rows[i..].partition_point(|&r| r < next.first_row),
+            None => rows.len(),
+        };
+        out.push((b, i..end));
+        i = end;
+    }
+    out
+}
+
+/// Keeps the wanted rows of decoded batches as they stream by, in order.
+pub(crate) struct Picker<'a> {
+    /// The wanted rows still ahead, ascending.
+    rows: &'a [u64],
+    /// Local row of the next batch's first row.
+    at: u64,
+}
+
+impl<'a> Picker<'a> {
+    /// A picker of `rows` over batches whose first starts at local row `first_row`.
+    pub(crate) fn new(rows: &'a [u64], first_row: u64) -> Self {
+        Picker {
+            rows,
+            at: first_row,
+        }
+    }
+
+    /// The wanted rows of `batch` (the next batch of the stream), or `None` when it has none.
+    pub(crate) fn pick(&mut self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
+        let start = self.at;
+        let end = start + batch.num_rows() as u64;
+        self.at = end;
+        let n = self.rows.partition_point(|&r| r < end);
+        let (here, rest) = self.rows.split_at(n);
+        self.rows = rest;
+        // Rows before the batch cannot be wanted here (a stream never goes back).
+        let here = &here[here.partition_point(|&r| r < start)..];
+        if here.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(take_rows(batch, start, here)?))
+    }
+
+    /// The first wanted row not seen yet, if any.
+    pub(crate) fn missing(&self) -> Option<u64> {
+        self.rows.first().copied()
+    }
+
+    /// Local row just past the batches seen so far.
+    pub(crate) fn seen_to(&self) -> u64 {
+        self.at
+    }
+}
+
+/// Rows `rows` (ascending, all inside the batch) of `batch`, whose first row is local row
+/// `first_row`: the batch itself when it is exactly those rows, a slice when they are
+/// consecutive, else a gather.
+pub(crate) fn take_rows(batch: &RecordBatch, first_row: u64, rows: &[u64]) -> Result<RecordBatch> {
+    let (Some(&lo), Some(&hi)) = (rows.first(), rows.last()) else {
+        return Ok(batch.slice(0, 0));
+    };
+    let n = batch.num_rows();
+    let (lo, hi) = ((lo - first_row) as usize, (hi - first_row) as usize);
+    if hi - lo + 1 == rows.len() {
+        if lo == 0 && rows.len() == n {
+            return Ok(batch.clone());
+        }
+        return Ok(batch.slice(lo, rows.len()));
+    }
+    let indices: UInt32Array = rows.iter().map(|r| (r - first_row) as u32).collect();
+    arrow_select::take::take_record_batch(batch, &indices).map_err(|e| Error::Schema(e.to_string()))
+}
+
+/// [`Locator::read_rows`] by range reads: for each block holding a wanted row (or once for
+/// the whole span when there are no blocks), one [`Locator::read`] from the block's first to
+/// its last wanted row, keeping the wanted rows of each batch as it streams by.
+pub fn read_rows_by_ranges<L: Locator + ?Sized>(
+    locator: &L,
+    path: &Path,
+    request: &RowsRequest<'_>,
+) -> Result<Vec<RecordBatch>> {
+    let rows = request.rows;
+    check_rows(path, rows, None)?;
+    let groups = match request.blocks {
+        Some(blocks) if !blocks.is_empty() => by_block(rows, blocks),
+        _ if rows.is_empty() => Vec::new(),
+        _ => vec![(0, 0..rows.len())],
+    };
+    let mut out = Vec::new();
+    for (_, range) in groups {
+        let group = &rows[range];
+        let (Some(&lo), Some(&hi)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let mut picker = Picker::new(group, lo);
+        for batch in locator.read(path, &request.range(lo..hi + 1))? {
+            if let Some(b) = picker.pick(&batch?)? {
+                out.push(b);
+            }
+            if picker.missing().is_none() {
+                break;
+            }
+        }
+        if let Some(row) = picker.missing() {
+            return Err(past_end(path, row, picker.seen_to()));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    use arrow_array::{Array, Int64Array};
+
+    fn blocks(rows: &[u64]) -> Vec<Block> {
+        let mut first = 0;
+        rows.iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let b = Block::rows(i as u64, first, n);
+                first += n;
+                b
+            })
+            .collect()
+    }
+
+    #[test]
+    fn by_block_groups_rows_and_skips_empty_blocks() {
+        let b = blocks(&[10, 0, 10, 10]);
+        let rows = [0, 9, 10, 19, 25, 29];
+        assert_eq!(by_block(&rows, &b), vec![(0, 0..2), (2, 2..4), (3, 4..6)]);
+        assert_eq!(by_block(&[], &b), vec![]);
+        assert_eq!(by_block(&[40], &b), vec![(3, 0..1)]);
+    }
+
+    #[test]
+    fn check_rows_refuses_unsorted_repeated_and_past_end() {
+        let p = Path::new("f");
+        assert!(check_rows(p, &[1, 2, 5], Some(6)).is_ok());
+        assert!(check_rows(p, &[2, 1], None).is_err());
+        assert!(check_rows(p, &[2, 2], None).is_err());
+        let e = check_rows(p, &[1, 6], Some(6)).unwrap_err().to_string();
+        assert!(
+            e.contains("row 6 is past the end of the file (6 rows)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn picker_keeps_wanted_rows_across_batches() {
+        let batch = |from: i64, n: i64| {
+            let a: Arc<dyn Array> = Arc::new(Int64Array::from_iter_values(from..from + n));
+            RecordBatch::try_from_iter([("v", a)]).unwrap()
+        };
+        let rows = [3, 4, 5, 7, 12];
+        let mut p = Picker::new(&rows, 2);
+        let got: Vec<RecordBatch> = [batch(2, 4), batch(6, 4), batch(10, 4)]
+            .iter()
+            .filter_map(|b| p.pick(b).unwrap())
+            .collect();
+        assert_eq!(p.missing(), None);
+        let values: Vec<i64> = got
+            .iter()
+            .flat_map(|b| {
+                let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                a.values().to_vec()
+            })
+            .collect();
+        assert_eq!(values, rows.iter().map(|&r| r as i64).collect::<Vec<_>>());
+    }
+}
