@@ -6,7 +6,9 @@
 //! orc-rust can panic or allocate from unchecked lengths on malformed files. Every byte range
 //! it asks for goes through [`BoundedFile`], which refuses ranges past the end of the file
 //! before allocating, and every call into it runs under [`columnar::guard`], which turns a
-//! panic into a typed error.
+//! panic into a typed error. A file whose top-level type is not a struct (orc-rust asserts
+//! on it) is recognised from its footer first (`orc_tail.rs`): counted from its stripes, read
+//! refused.
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -23,6 +25,9 @@ use crate::columnar::{self, Projection, Trim};
 use crate::error::{Error, Result};
 use crate::locator::{BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest};
 use crate::stats::StatsBuilder;
+
+#[path = "orc_tail.rs"]
+mod tail;
 
 const FORMAT: &str = "orc";
 
@@ -175,61 +180,125 @@ fn lib(path: &Path, e: impl std::error::Error + Send + Sync + 'static) -> Error 
     Error::library(path, FORMAT, e)
 }
 
+/// An opened file: read by orc-rust, or one whose top-level type is not a struct.
+enum Opened {
+    /// orc-rust's reader, the stripes as blocks and the Arrow schema.
+    Orc(Box<ArrowReaderBuilder<BoundedFile>>, Vec<Block>, SchemaRef),
+    /// A top-level type that is not a struct (orc-rust asserts on it): counted from the
+    /// stripes, one column `value`, reads refused.
+    Bare {
+        blocks: Vec<Block>,
+        schema: SchemaRef,
+        kind: u64,
+    },
+}
+
 /// Opens the file and reads its footer; the stripes as blocks and the Arrow schema.
-fn open(path: &Path) -> Result<(ArrowReaderBuilder<BoundedFile>, Vec<Block>, SchemaRef)> {
+fn open(path: &Path) -> Result<Opened> {
     let file = BoundedFile::open(path)?;
     let len = file.len;
     columnar::guard(path, FORMAT, || {
+        // orc-rust asserts that the root type is a struct: other roots are found first.
+        if let Some(t) = tail::read_tail(&file).filter(|t| t.root_kind != tail::STRUCT) {
+            let stripes = t.stripes.iter().map(|s| {
+                let total = s
+                    .index_length
+                    .checked_add(s.data_length)
+                    .and_then(|n| n.checked_add(s.footer_length));
+                (s.offset, total, s.rows)
+            });
+            return Ok(Opened::Bare {
+                blocks: stripe_blocks(path, len, stripes, t.rows)?,
+                schema: bare_schema(&t),
+                kind: t.root_kind,
+            });
+        }
         let builder = ArrowReaderBuilder::try_new(file).map_err(|e| lib(path, e))?;
         let meta = builder.file_metadata();
-        let mut blocks = Vec::with_capacity(meta.stripe_metadatas().len());
-        let mut first_row = 0u64;
-        for (i, s) in meta.stripe_metadatas().iter().enumerate() {
+        let stripes = meta.stripe_metadatas().iter().map(|s| {
             let total = s
                 .index_length()
                 .checked_add(s.data_length())
                 .and_then(|t| t.checked_add(s.footer_length()));
-            let fits = total
-                .and_then(|t| s.offset().checked_add(t))
-                .is_some_and(|end| end <= len);
-            let Some(total) = total.filter(|_| fits) else {
-                return Err(Error::malformed(
-                    path,
-                    FORMAT,
-                    format!(
-                        "stripe at byte {} runs past the end of the file ({len} bytes)",
-                        s.offset()
-                    ),
-                )
-                .at_byte(s.offset())
-                .in_block(i as u64));
-            };
-            blocks.push(Block {
-                ordinal: i as u64,
-                first_row,
-                row_count: s.number_of_rows(),
-                first_byte: Some(s.offset()),
-                total_byte_size: Some(total),
-                compressed_size: None,
-                columns: None,
-            });
-            first_row = first_row.checked_add(s.number_of_rows()).ok_or_else(|| {
-                Error::malformed(path, FORMAT, "stripe row counts overflow").in_block(i as u64)
-            })?;
-        }
-        if first_row != meta.number_of_rows() {
+            (s.offset(), total, s.number_of_rows())
+        });
+        let blocks = stripe_blocks(path, len, stripes, meta.number_of_rows())?;
+        let schema = builder.schema();
+        Ok(Opened::Orc(Box::new(builder), blocks, schema))
+    })
+}
+
+/// The stripes `(offset, index + data + footer length, rows)` as blocks, checked against the
+/// file's length and the footer's row count.
+fn stripe_blocks(
+    path: &Path,
+    len: u64,
+    stripes: impl Iterator<Item = (u64, Option<u64>, u64)>,
+    footer_rows: u64,
+) -> Result<Vec<Block>> {
+    let mut blocks = Vec::new();
+    let mut first_row = 0u64;
+    for (i, (offset, total, rows)) in stripes.enumerate() {
+        let fits = total
+            .and_then(|t| offset.checked_add(t))
+            .is_some_and(|end| end <= len);
+        let Some(total) = total.filter(|_| fits) else {
             return Err(Error::malformed(
                 path,
                 FORMAT,
-                format!(
-                    "the stripes hold {first_row} rows, the footer says {}",
-                    meta.number_of_rows()
-                ),
-            ));
+                format!("stripe at byte {offset} runs past the end of the file ({len} bytes)"),
+            )
+            .at_byte(offset)
+            .in_block(i as u64));
+        };
+        blocks.push(Block {
+            ordinal: i as u64,
+            first_row,
+            row_count: rows,
+            first_byte: Some(offset),
+            total_byte_size: Some(total),
+            compressed_size: None,
+            columns: None,
+        });
+        first_row = first_row.checked_add(rows).ok_or_else(|| {
+            Error::malformed(path, FORMAT, "stripe row counts overflow").in_block(i as u64)
+        })?;
+    }
+    if first_row != footer_rows {
+        return Err(Error::malformed(
+            path,
+            FORMAT,
+            format!("the stripes hold {first_row} rows, the footer says {footer_rows}"),
+        ));
+    }
+    Ok(blocks)
+}
+
+/// The schema of a file whose top-level type is not a struct: one column `value` of the
+/// type's Arrow counterpart (Null for array, map and uniontype, whose parts are not followed).
+fn bare_schema(t: &tail::Tail) -> SchemaRef {
+    use arrow_schema::{DataType, Field, Schema, TimeUnit};
+    let data_type = match t.root_kind {
+        0 => DataType::Boolean,
+        1 => DataType::Int8,
+        2 => DataType::Int16,
+        3 => DataType::Int32,
+        4 => DataType::Int64,
+        5 => DataType::Float32,
+        6 => DataType::Float64,
+        7 | 16 | 17 => DataType::Utf8,
+        8 => DataType::Binary,
+        9 => DataType::Timestamp(TimeUnit::Nanosecond, None),
+        14 => {
+            let p = t.precision.filter(|p| (1..=38).contains(p)).unwrap_or(38) as u8;
+            let s = t.scale.unwrap_or(0).min(u64::from(p)) as i8;
+            DataType::Decimal128(p, s)
         }
-        let schema = builder.schema();
-        Ok((builder, blocks, schema))
-    })
+        15 => DataType::Date32,
+        18 => DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
+        _ => DataType::Null,
+    };
+    std::sync::Arc::new(Schema::new(vec![Field::new("value", data_type, true)]))
 }
 
 /// Why orc-rust cannot decode a column of type `t` in the file of `meta` (it would fail or
@@ -279,7 +348,18 @@ impl Locator for OrcLocator {
     }
 
     fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
-        let (builder, blocks, schema) = open(path)?;
+        let (builder, blocks, schema) = match open(path)? {
+            Opened::Orc(builder, blocks, schema) => (*builder, blocks, schema),
+            Opened::Bare { blocks, schema, .. } => {
+                return Ok(FileIndex {
+                    format: FORMAT.into(),
+                    row_count: blocks.last().map_or(0, |b| b.first_row + b.row_count),
+                    blocks,
+                    schema,
+                    stats: None,
+                });
+            }
+        };
         let row_count = blocks.last().map_or(0, |b| b.first_row + b.row_count);
         // Statistics decode every column: none for a file with columns orc-rust cannot read.
         let meta = builder.file_metadata();
@@ -317,7 +397,22 @@ impl Locator for OrcLocator {
     }
 
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
-        let (builder, file_blocks, schema) = open(path)?;
+        let (builder, file_blocks, schema) = match open(path)? {
+            Opened::Orc(builder, blocks, schema) => (*builder, blocks, schema),
+            Opened::Bare { blocks, kind, .. } => {
+                let total = blocks.last().map_or(0, |b| b.first_row + b.row_count);
+                if columnar::clamp_rows(&request.rows, total).is_empty() {
+                    return Ok(columnar::empty());
+                }
+                return Err(Error::Unsupported {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "ORC files whose top-level type is not a struct ({}) are not read: orc-rust reads only struct roots",
+                        tail::kind_name(kind)
+                    ),
+                });
+            }
+        };
         let total = file_blocks.last().map_or(0, |b| b.first_row + b.row_count);
         if let Some(stored) = request.blocks {
             columnar::check_blocks(path, stored, total)?;
