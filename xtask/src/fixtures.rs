@@ -4,6 +4,7 @@
 pub mod lake;
 pub mod tsfile;
 pub mod tsfile_official;
+pub mod writers;
 
 use std::path::Path;
 
@@ -29,6 +30,10 @@ pub fn generators() -> Vec<Generator> {
         Generator {
             name: "tsfile-official",
             run: tsfile_official::generate,
+        },
+        Generator {
+            name: "writers",
+            run: writers::generate,
         },
     ]
 }

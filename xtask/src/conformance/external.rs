@@ -26,7 +26,7 @@ thread_local! {
 
 /// Counts every panic of this thread, then defers to the hook installed before (the quiet
 /// hook of the locators stays silent for guarded panics).
-fn count_panics() {
+pub(super) fn count_panics() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         lake_locators::columnar::quiet_guarded_panics();
@@ -55,17 +55,17 @@ fn take_panics() -> u32 {
 pub const GAP: &str = "gap: ";
 
 /// What mapping and reading one file gave.
-struct Outcome {
+pub(super) struct Outcome {
     /// The index, or the error.
-    index: Result<FileIndex, lake_locators::Error>,
+    pub(super) index: Result<FileIndex, lake_locators::Error>,
     /// Rows `read` returned over the whole file, or its error (None when the index failed).
-    read: Option<Result<u64, lake_locators::Error>>,
+    pub(super) read: Option<Result<u64, lake_locators::Error>>,
     /// Panics raised inside the locators (turned into errors by their guard).
-    guarded_panics: u32,
+    pub(super) guarded_panics: u32,
 }
 
 /// Maps and reads the file at `path` with the built-in locator of `lake_path`'s extension.
-fn try_file(path: &Path, lake_path: &str) -> anyhow::Result<Outcome> {
+pub(super) fn try_file(path: &Path, lake_path: &str) -> anyhow::Result<Outcome> {
     let ext = lake_path
         .rsplit_once('.')
         .map(|(_, e)| e.to_ascii_lowercase())
@@ -123,7 +123,7 @@ fn read_all(
 }
 
 /// An error text is one line and names the file.
-fn clean_error(text: &str, path: &Path) -> anyhow::Result<()> {
+pub(super) fn clean_error(text: &str, path: &Path) -> anyhow::Result<()> {
     ensure!(!text.contains('\n'), "error spans lines: {text:?}");
     ensure!(
         text.contains(&path.display().to_string()),

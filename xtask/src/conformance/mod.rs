@@ -6,6 +6,7 @@ pub mod external;
 pub mod lake;
 pub mod tsfile;
 pub mod tsfile_write;
+pub mod writers;
 
 use std::path::Path;
 
@@ -71,6 +72,11 @@ pub fn suites() -> Vec<Suite> {
             name: "external",
             about: "Real-world files of the formats' own projects: rows and columns as the reference readers say, damaged files refused",
             run: external::run,
+        },
+        Suite {
+            name: "writers",
+            about: "Files of other writers (fastavro bzip2/xz, pyorc bare top-level types) in testdata/writers: rows and columns as their reference reader says",
+            run: writers::run,
         },
         Suite {
             name: "tsfile-write",
