@@ -96,45 +96,118 @@ fn crc32(data: &[u8]) -> u32 {
 
 /// A valid ZIP archive holding one stored file.
 fn zip_with(name: &str, content: &[u8]) -> Vec<u8> {
-    let crc = crc32(content);
+    zip_of(&[(name, content)])
+}
+
+/// A valid ZIP archive holding these files, stored (not compressed).
+fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut out = Vec::new();
+    let mut central = Vec::new();
     let le16 = |v: u16, o: &mut Vec<u8>| o.extend_from_slice(&v.to_le_bytes());
     let le32 = |v: u32, o: &mut Vec<u8>| o.extend_from_slice(&v.to_le_bytes());
-    le32(0x0403_4b50, &mut out);
-    for v in [20u16, 0, 0, 0, 0] {
-        le16(v, &mut out);
+    for (name, content) in files {
+        let crc = crc32(content);
+        let local = out.len() as u32;
+        le32(0x0403_4b50, &mut out);
+        for v in [20u16, 0, 0, 0, 0] {
+            le16(v, &mut out);
+        }
+        le32(crc, &mut out);
+        le32(content.len() as u32, &mut out);
+        le32(content.len() as u32, &mut out);
+        le16(name.len() as u16, &mut out);
+        le16(0, &mut out);
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(content);
+        le32(0x0201_4b50, &mut central);
+        for v in [20u16, 20, 0, 0, 0, 0] {
+            le16(v, &mut central);
+        }
+        le32(crc, &mut central);
+        le32(content.len() as u32, &mut central);
+        le32(content.len() as u32, &mut central);
+        le16(name.len() as u16, &mut central);
+        for v in [0u16, 0, 0, 0] {
+            le16(v, &mut central);
+        }
+        le32(0, &mut central);
+        le32(local, &mut central);
+        central.extend_from_slice(name.as_bytes());
     }
-    le32(crc, &mut out);
-    le32(content.len() as u32, &mut out);
-    le32(content.len() as u32, &mut out);
-    le16(name.len() as u16, &mut out);
-    le16(0, &mut out);
-    out.extend_from_slice(name.as_bytes());
-    out.extend_from_slice(content);
-    let central = out.len() as u32;
-    le32(0x0201_4b50, &mut out);
-    for v in [20u16, 20, 0, 0, 0, 0] {
-        le16(v, &mut out);
-    }
-    le32(crc, &mut out);
-    le32(content.len() as u32, &mut out);
-    le32(content.len() as u32, &mut out);
-    le16(name.len() as u16, &mut out);
-    for v in [0u16, 0, 0, 0] {
-        le16(v, &mut out);
-    }
-    le32(0, &mut out);
-    le32(0, &mut out);
-    out.extend_from_slice(name.as_bytes());
-    let central_len = out.len() as u32 - central;
+    let central_at = out.len() as u32;
+    out.extend_from_slice(&central);
     le32(0x0605_4b50, &mut out);
-    for v in [0u16, 0, 1, 1] {
+    let n = files.len() as u16;
+    for v in [0u16, 0, n, n] {
         le16(v, &mut out);
     }
-    le32(central_len, &mut out);
-    le32(central, &mut out);
+    le32(central.len() as u32, &mut out);
+    le32(central_at, &mut out);
     le16(0, &mut out);
     out
+}
+
+/// A workbook of one worksheet whose `<sheetData>` is `rows`.
+fn workbook_of(rows: &str) -> Vec<u8> {
+    let rels = r#"<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>"#;
+    let workbook = r#"<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>"#;
+    let wb_rels = r#"<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#;
+    let sheet = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>{rows}</sheetData></worksheet>"#
+    );
+    zip_of(&[
+        ("_rels/.rels", rels.as_bytes()),
+        ("xl/workbook.xml", workbook.as_bytes()),
+        ("xl/_rels/workbook.xml.rels", wb_rels.as_bytes()),
+        ("xl/worksheets/sheet1.xml", sheet.as_bytes()),
+    ])
+}
+
+/// Values under an empty header cell, or right of the header, are kept in columns named as
+/// pandas names them (`Unnamed: N`, N the 0-based sheet column), in sheet order; a row whose
+/// only value is there counts. Reads with the stored schema, and without it, agree.
+#[test]
+fn columns_without_a_header_cell_are_kept() {
+    let s = |r: &str, v: &str| format!(r#"<c r="{r}" t="inlineStr"><is><t>{v}</t></is></c>"#);
+    let n = |r: &str, v: &str| format!(r#"<c r="{r}"><v>{v}</v></c>"#);
+    let rows = [
+        format!(r#"<row r="1">{}{}</row>"#, s("A1", "a"), s("C1", "c")),
+        format!(
+            r#"<row r="2">{}{}{}</row>"#,
+            n("A2", "1"),
+            n("B2", "10"),
+            s("C2", "x")
+        ),
+        format!(r#"<row r="3">{}{}</row>"#, n("A3", "2"), s("C3", "y")),
+        format!(r#"<row r="4">{}</row>"#, s("E4", "only here")),
+    ]
+    .concat();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("unnamed.xlsx");
+    std::fs::write(&path, workbook_of(&rows)).unwrap();
+    let idx = XlsxLocator
+        .index(&path, &IndexOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = idx
+        .schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect();
+    assert_eq!(names, ["a", "Unnamed: 1", "c", "Unnamed: 4"]);
+    assert_eq!(idx.row_count, 3);
+    let want = vec![
+        serde_json::json!({"a": 1, "Unnamed: 1": 10, "c": "x", "Unnamed: 4": null}),
+        serde_json::json!({"a": 2, "Unnamed: 1": null, "c": "y", "Unnamed: 4": null}),
+        serde_json::json!({"a": null, "Unnamed: 1": null, "c": null, "Unnamed: 4": "only here"}),
+    ];
+    assert_eq!(read(&path, Some(&idx), 0..3), want);
+    assert_eq!(read(&path, None, 0..3), want);
+    assert_eq!(read(&path, Some(&idx), 2..3), want[2..].to_vec());
+    assert_eq!(
+        idx.stats.unwrap()["Unnamed: 1"],
+        lake_locators::ColumnStats::Int { min: 10, max: 10 }
+    );
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! The XLSX locator (calamine's streaming cell reader): the first worksheet in workbook
-//! order, row 1 = header, one row per following sheet row, logical blocks of `stride` rows
-//! (no byte positions: the sheet XML sits Deflate-compressed in the ZIP).
+//! order, its first non-empty row = header, one row per following sheet row, logical blocks
+//! of `stride` rows (no byte positions: the sheet XML sits Deflate-compressed in the ZIP).
+//! Values in a column without a header cell are kept in a column `Unnamed: N` (pandas' name,
+//! N the 0-based sheet column), in sheet order.
 //!
 //! Numbers are IEEE doubles in the file; a column whose numbers are all integral within i64
 //! becomes Int64. Reading streams the sheet from the start (there is no skip-ahead inside a
@@ -8,6 +10,7 @@
 //! Header names, and date cells in text columns, are spelled as openpyxl and pandas spell the
 //! value (`2021-01-01 00:00:00`, see docs/formats.md).
 
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
@@ -15,7 +18,8 @@ use std::sync::Arc;
 
 use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
-use arrow_schema::{DataType, Field};
+
+use arrow_schema::{DataType, Field, FieldRef, Schema};
 use calamine::{Data, DataRef, ExcelDateTime, Reader, Xlsx, XlsxError};
 
 use crate::error::{Error, Result};
@@ -129,11 +133,25 @@ fn iso_text(s: &str) -> String {
     }
 }
 
-/// Walks the first worksheet: `f(sheet, local_row, column_position, value)` for every data
-/// cell of a header column; stops when `f` returns false. Returns the sheet's header.
+/// Where a data cell belongs: a header column (its position among them), or a sheet column
+/// whose header cell is empty.
+#[derive(Debug, Clone, Copy)]
+enum Col {
+    Header(usize),
+    Unnamed(u32),
+}
+
+/// The name of a column whose header cell is empty but that holds values: pandas' name,
+/// `Unnamed: N` with `N` the 0-based sheet column.
+fn unnamed(c: u32) -> String {
+    format!("Unnamed: {c}")
+}
+
+/// Walks the first worksheet: `f(sheet, local_row, column, value)` for every data cell;
+/// stops when `f` returns false. Returns the sheet's header.
 fn walk(
     path: &Path,
-    mut f: impl FnMut(&Sheet, u64, usize, &DataRef<'_>) -> Result<bool>,
+    mut f: impl FnMut(&Sheet, u64, Col, &DataRef<'_>) -> Result<bool>,
 ) -> Result<Sheet> {
     let mut wb = open(path)?;
     let Some(name) = wb.sheet_names().into_iter().next() else {
@@ -179,9 +197,11 @@ fn walk(
                 }
                 let local = u64::from(r.saturating_sub(s.header_row + 1));
                 row_seen = local;
-                if let Some(Some(i)) = position.get(c as usize)
-                    && !f(s, local, *i, value)?
-                {
+                let col = match position.get(c as usize) {
+                    Some(Some(i)) => Col::Header(*i),
+                    _ => Col::Unnamed(c),
+                };
+                if !f(s, local, col, value)? {
                     break;
                 }
             }
@@ -226,13 +246,27 @@ fn index_file(path: &Path, options: &IndexOptions) -> Result<FileIndex> {
     check_stride(path, options)?;
     let wanted = &options.stats;
     let mut cols: Option<Columns> = None;
+    // Sheet columns without a header cell that hold values, each with its own accumulator.
+    let mut extra: BTreeMap<u32, Columns> = BTreeMap::new();
     let mut rows = 0u64;
-    let sheet = walk(path, |sheet, local, i, v| {
-        if !matches!(v, DataRef::Empty | DataRef::Error(_)) {
+    let sheet = walk(path, |sheet, local, col, v| {
+        let has_value = !matches!(v, DataRef::Empty | DataRef::Error(_));
+        match col {
+            Col::Header(i) => {
+                let c = cols.get_or_insert_with(|| Columns::with_names(&names(sheet), wanted));
+                observe(c, i, v);
+            }
+            Col::Unnamed(c) if has_value => {
+                let e = extra
+                    .entry(c)
+                    .or_insert_with(|| Columns::with_names(&[unnamed(c)], wanted));
+                observe(e, 0, v);
+            }
+            Col::Unnamed(_) => {}
+        }
+        if has_value {
             rows = rows.max(local + 1);
         }
-        let c = cols.get_or_insert_with(|| Columns::with_names(&names(sheet), wanted));
-        observe(c, i, v);
         Ok(true)
     })?;
     let cols = cols.unwrap_or_else(|| Columns::with_names(&names(&sheet), wanted));
@@ -243,14 +277,73 @@ fn index_file(path: &Path, options: &IndexOptions) -> Result<FileIndex> {
         blocks.push(Block::rows(blocks.len() as u64, first, n));
         first += n;
     }
-    let stats = (!wanted.is_none()).then(|| cols.stats());
+    // Header columns and unnamed ones in sheet-column order, as pandas orders them.
+    let mut fields: Vec<(u32, FieldRef)> = sheet
+        .columns
+        .iter()
+        .map(|(c, _)| *c)
+        .zip(cols.schema().fields().iter().cloned())
+        .collect();
+    let mut stats = cols.stats();
+    for (c, e) in &extra {
+        fields.extend(e.schema().fields().iter().map(|f| (*c, f.clone())));
+        stats.extend(e.stats());
+    }
+    fields.sort_by_key(|(c, _)| *c);
+    let schema = Arc::new(Schema::new(
+        fields.into_iter().map(|(_, f)| f).collect::<Vec<_>>(),
+    ));
     Ok(FileIndex {
         format: FORMAT.to_string(),
         row_count: rows,
         blocks,
-        schema: cols.schema(),
-        stats,
+        schema,
+        stats: (!wanted.is_none()).then_some(stats),
     })
+}
+
+/// Where the cells of the sheet go in `schema` (a stored schema or the index's): the
+/// position of each header column, and of each unnamed sheet column.
+struct Layout {
+    header: Vec<usize>,
+    unnamed: HashMap<u32, usize>,
+}
+
+fn layout(path: &Path, schema: &Schema, sheet: &Sheet) -> Result<Layout> {
+    let stale = |message: String| Error::StaleIndex {
+        path: path.to_path_buf(),
+        message,
+    };
+    let mut header = Vec::with_capacity(sheet.columns.len());
+    let mut unnamed = HashMap::new();
+    for (k, f) in schema.fields().iter().enumerate() {
+        if sheet
+            .columns
+            .get(header.len())
+            .is_some_and(|(_, name)| name == f.name())
+        {
+            header.push(k);
+        } else if let Some(c) = f
+            .name()
+            .strip_prefix("Unnamed: ")
+            .and_then(|c| c.parse::<u32>().ok())
+        {
+            unnamed.insert(c, k);
+        } else {
+            return Err(stale(format!(
+                "the stored column {:?} is not in the sheet's header",
+                f.name()
+            )));
+        }
+    }
+    if header.len() != sheet.columns.len() {
+        return Err(stale(format!(
+            "the stored schema has {} of the header's {} columns",
+            header.len(),
+            sheet.columns.len()
+        )));
+    }
+    Ok(Layout { header, unnamed })
 }
 
 fn type_error(path: &Path, field: &Field, row: u64) -> Error {
@@ -383,32 +476,47 @@ impl Locator for XlsxLocator {
         let mut last: Option<u64> = None;
         let mut past_end = false;
         if a < b {
-            let sheet = walk(path, |_, local, i, v| {
+            let mut places: Option<Layout> = None;
+            let sheet = walk(path, |sheet, local, col, v| {
                 if local >= b {
                     past_end = true;
                     return Ok(false);
                 }
-                if local < a || i >= width {
+                if local < a {
                     return Ok(true);
                 }
+                let places = match &mut places {
+                    Some(p) => p,
+                    None => places.insert(layout(path, &schema, sheet)?),
+                };
+                let has_value = !matches!(v, DataRef::Empty | DataRef::Error(_));
+                let i = match col {
+                    Col::Header(i) => places.header.get(i).copied(),
+                    Col::Unnamed(c) => places.unnamed.get(&c).copied(),
+                };
+                let Some(i) = i else {
+                    if has_value {
+                        return Err(Error::StaleIndex {
+                            path: path.to_path_buf(),
+                            message: format!(
+                                "row {local} holds a value in a column the stored schema does not have ({col:?})"
+                            ),
+                        });
+                    }
+                    return Ok(true);
+                };
                 let k = (local - a) as usize;
                 while kept.len() <= k {
                     kept.push(vec![None; width]);
                 }
-                if !matches!(v, DataRef::Empty | DataRef::Error(_)) {
+                if has_value {
                     last = Some(local);
                 }
                 kept[k][i] = Some(Data::from(v.clone()));
                 Ok(true)
             })?;
-            if sheet.columns.len() != width {
-                return Err(Error::StaleIndex {
-                    path: path.to_path_buf(),
-                    message: format!(
-                        "the stored schema has {width} columns, the header {}",
-                        sheet.columns.len()
-                    ),
-                });
+            if places.is_none() {
+                layout(path, &schema, &sheet)?;
             }
         }
         let n = if a >= b {
