@@ -2,12 +2,16 @@
 //! thread waits with the GIL released, wakes every [`POLL`] to run Python's signal handlers
 //! (Ctrl-C) and report progress, and turns a panic into a `bazan.BazanError`.
 //!
+//! The worker threads are kept between calls (a small pool, see [`submit`]): starting a thread
+//! per call cost a quarter of a millisecond on a short `slice` (the spawn, and a fresh malloc
+//! arena whose memory is faulted in again every time).
+//!
 //! On `KeyboardInterrupt` (or an exception from a progress callback) the operation's
 //! [`CancelToken`] is set and the worker is waited for, so that a cancelled `create_map`
 //! leaves neither a map nor a temporary file behind; then the exception is raised.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::mpsc::{RecvTimeoutError, sync_channel};
+use std::sync::mpsc::{RecvTimeoutError, Sender, channel, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -82,14 +86,12 @@ where
     F: FnOnce() -> bazan::Result<T> + Send + 'static,
 {
     let (tx, rx) = sync_channel(1);
-    let handle = std::thread::Builder::new()
-        .name("bazan-python".into())
-        .spawn(move || {
-            let out = catch_unwind(AssertUnwindSafe(work));
-            // The caller may have stopped listening (interrupted without a token).
-            let _ = tx.send(out);
-        })
-        .map_err(|e| errors::internal(py, format!("cannot start a worker thread: {e}")))?;
+    submit(Box::new(move || {
+        let out = catch_unwind(AssertUnwindSafe(work));
+        // The caller may have stopped listening (interrupted without a token).
+        let _ = tx.send(out);
+    }))
+    .map_err(|e| errors::internal(py, format!("cannot start a worker thread: {e}")))?;
     let mut rx = rx;
     loop {
         // The receiver is moved in and out: `detach` needs `Send` captures, and it is not `Sync`.
@@ -100,7 +102,6 @@ where
         rx = back;
         match got {
             Ok(out) => {
-                let _ = handle.join();
                 if let Some(p) = progress.as_deref_mut() {
                     p.tick(py)?;
                 }
@@ -110,7 +111,6 @@ where
                 };
             }
             Err(RecvTimeoutError::Disconnected) => {
-                let _ = handle.join();
                 return Err(errors::internal(
                     py,
                     "the worker thread ended without a result",
@@ -130,15 +130,77 @@ where
                 OnInterrupt::Cancel(token) => {
                     token.cancel();
                     let _ = py.detach(move || rx.recv());
-                    let _ = handle.join();
                 }
                 OnInterrupt::Wait => {
                     let _ = py.detach(move || rx.recv());
-                    let _ = handle.join();
                 }
                 OnInterrupt::Leave => {}
             }
             return Err(err);
         }
     }
+}
+
+/// A unit of work for a pool thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Idle pool threads (each waits on its own channel), and the process they belong to: a
+/// child made by `os.fork()` has none of its parent's threads, so it starts a pool of its own.
+struct Pool {
+    pid: u32,
+    idle: Vec<Sender<Job>>,
+}
+
+/// The pool of worker threads kept between calls.
+static POOL: Mutex<Pool> = Mutex::new(Pool {
+    pid: 0,
+    idle: Vec::new(),
+});
+
+/// Idle threads kept at most; a thread finishing a job when this many wait exits.
+const MAX_IDLE: usize = 8;
+
+/// The pool, emptied first when this is not the process that filled it.
+fn pool() -> std::sync::MutexGuard<'static, Pool> {
+    let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
+    let pid = std::process::id();
+    if pool.pid != pid {
+        // After a fork the senders lead to threads that do not exist in this process; their
+        // channels are leaked rather than dropped (nothing may run a parent's destructors).
+        std::mem::forget(std::mem::take(&mut pool.idle));
+        pool.pid = pid;
+    }
+    pool
+}
+
+/// Runs `job` on an idle pool thread, or on a new one when none is idle.
+fn submit(job: Job) -> std::io::Result<()> {
+    let idle = pool().idle.pop();
+    let job = match idle {
+        Some(worker) => match worker.send(job) {
+            Ok(()) => return Ok(()),
+            // The thread is gone (a listed thread never exits; kept for safety).
+            Err(std::sync::mpsc::SendError(job)) => job,
+        },
+        None => job,
+    };
+    let (tx, rx) = channel::<Job>();
+    let pid = std::process::id();
+    std::thread::Builder::new()
+        .name("bazan-python".into())
+        .spawn(move || {
+            let mut job = Some(job);
+            while let Some(work) = job.take() {
+                work();
+                {
+                    let mut pool = pool();
+                    if pool.pid != pid || pool.idle.len() >= MAX_IDLE {
+                        return;
+                    }
+                    pool.idle.push(tx.clone());
+                }
+                job = rx.recv().ok();
+            }
+        })?;
+    Ok(())
 }
