@@ -118,6 +118,12 @@ pub(crate) fn take_rows(batch: &RecordBatch, first_row: u64, rows: &[u64]) -> Re
         }
         return Ok(batch.slice(lo, rows.len()));
     }
+    if batch.num_columns() == 0 {
+        // No column to gather (a projection of none): only the row count.
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows.len()));
+        return RecordBatch::try_new_with_options(batch.schema(), Vec::new(), &options)
+            .map_err(|e| Error::Schema(e.to_string()));
+    }
     let indices: UInt32Array = rows.iter().map(|r| (r - first_row) as u32).collect();
     arrow_select::take::take_record_batch(batch, &indices).map_err(|e| Error::Schema(e.to_string()))
 }

@@ -87,7 +87,7 @@ fn check(locator: &dyn Locator, path: &Path, stride: u64, projection: &[String],
     let mut rng = Rng(seed);
     for rows in row_sets(n, &mut rng) {
         for stored in [true, false] {
-            for projection in [None, Some(projection)] {
+            for projection in [None, Some(projection), Some(&[][..])] {
                 let request = RowsRequest {
                     rows: &rows,
                     blocks: stored.then_some(index.blocks.as_slice()),

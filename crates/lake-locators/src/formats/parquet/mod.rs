@@ -72,7 +72,7 @@ impl Locator for ParquetLocator {
     ) -> Result<Vec<arrow_array::RecordBatch>> {
         // Format libraries may panic on malformed input; that becomes a typed error.
         columnar::guard(path, FORMAT, || {
-            take::read_rows(path, bounded(path)?, request)
+            take::read_rows(path, || bounded(path), request)
         })
     }
 }

@@ -1,7 +1,8 @@
 //! [`Locator::read_rows`](crate::Locator::read_rows) of Parquet files: one open, the footer
 //! and page index read once, and one reader over the row groups holding a wanted row with a
 //! `RowSelection` of exactly the wanted rows, so that only the pages holding them are
-//! decoded (whole pages are skipped where the page index or the page headers allow).
+//! decoded (whole pages are skipped where the page index or the page headers allow). The
+//! touched row groups are decoded on the threads of the caller's pool.
 
 use std::path::Path;
 
@@ -11,6 +12,7 @@ use parquet::arrow::arrow_reader::{
     ParquetRecordBatchReaderBuilder, RowSelection, RowSelectionPolicy, RowSelector,
 };
 use parquet::file::reader::ChunkReader;
+use rayon::prelude::*;
 
 use super::{FORMAT, blocks, lib_err, load_metadata};
 use crate::columnar::{self, Projection};
@@ -33,13 +35,17 @@ fn push(selectors: &mut Vec<RowSelector>, skip: bool, n: usize) {
     }
 }
 
-/// The wanted rows `request.rows` of the Parquet file behind `reader`.
+/// The wanted rows `request.rows` of the Parquet file that `open` opens (once for the
+/// footer, then once per part: the touched row groups are read in up to one part per
+/// thread of the caller's pool, consecutive groups each).
 pub(super) fn read_rows<R: ChunkReader + 'static>(
     path: &Path,
-    reader: R,
+    open: impl Fn() -> Result<R> + Sync,
     request: &RowsRequest<'_>,
 ) -> Result<Vec<RecordBatch>> {
+    let reader = open()?;
     let meta = load_metadata(path, &reader)?;
+    drop(reader);
     let file_blocks = blocks(path, meta.metadata())?;
     let total = file_blocks.last().map_or(0, |b| b.first_row + b.row_count);
     if let Some(stored) = request.blocks {
@@ -61,55 +67,69 @@ pub(super) fn read_rows<R: ChunkReader + 'static>(
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    // The selection runs over the chosen row groups one after the other.
-    let groups = by_block(rows, &file_blocks);
-    let mut selectors = Vec::new();
-    for (g, range) in &groups {
-        let block = &file_blocks[*g];
-        let mut at = block.first_row;
-        for &r in &rows[range.clone()] {
-            push(&mut selectors, true, (r - at) as usize);
-            push(&mut selectors, false, 1);
-            at = r + 1;
-        }
-        push(
-            &mut selectors,
-            true,
-            (block.first_row + block.row_count - at) as usize,
-        );
-    }
     let mask = match &projection {
         Some(p) => ProjectionMask::roots(meta.parquet_schema(), p.decode.iter().copied()),
         None => ProjectionMask::all(),
     };
-    let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(reader, meta)
-        .with_row_groups(groups.iter().map(|(g, _)| *g).collect())
-        .with_row_selection(RowSelection::from(selectors))
-        .with_row_selection_policy(RowSelectionPolicy::Selectors)
-        .with_projection(mask)
-        .with_batch_size(rows.len().min(columnar::DEFAULT_BATCH_SIZE * 8))
-        .build()
-        .map_err(|e| lib_err(path, e))?;
+    let groups = by_block(rows, &file_blocks);
+    let parts = rayon::current_num_threads().clamp(1, groups.len());
+    let per_part = groups.len().div_ceil(parts);
+    let read: Vec<Result<Vec<RecordBatch>>> = groups
+        .par_chunks(per_part)
+        .map(|part| {
+            // A decoder panic on another thread is this file's typed error too.
+            columnar::guard(path, FORMAT, || {
+                let mut selectors = Vec::new();
+                for (g, range) in part {
+                    let block = &file_blocks[*g];
+                    let mut at = block.first_row;
+                    for &r in &rows[range.clone()] {
+                        push(&mut selectors, true, (r - at) as usize);
+                        push(&mut selectors, false, 1);
+                        at = r + 1;
+                    }
+                    push(
+                        &mut selectors,
+                        true,
+                        (block.first_row + block.row_count - at) as usize,
+                    );
+                }
+                let wanted: usize = part.iter().map(|(_, r)| r.len()).sum();
+                let batches =
+                    ParquetRecordBatchReaderBuilder::new_with_metadata(open()?, meta.clone())
+                        .with_row_groups(part.iter().map(|(g, _)| *g).collect())
+                        .with_row_selection(RowSelection::from(selectors))
+                        .with_row_selection_policy(RowSelectionPolicy::Selectors)
+                        .with_projection(mask.clone())
+                        .with_batch_size(wanted.min(columnar::DEFAULT_BATCH_SIZE * 8))
+                        .build()
+                        .map_err(|e| lib_err(path, e))?;
+                let mut out = Vec::new();
+                let mut got = 0usize;
+                for batch in batches {
+                    let batch = batch.map_err(|e| Error::library(path, FORMAT, e))?;
+                    got += batch.num_rows();
+                    out.push(
+                        columnar::reorder(projection.as_ref(), batch)
+                            .map_err(|e| Error::library(path, FORMAT, e))?,
+                    );
+                }
+                // arrow-rs ends some structures early without an error: a short read is not
+                // the rows.
+                if got != wanted {
+                    return Err(Error::malformed(
+                        path,
+                        FORMAT,
+                        format!("the row groups returned {got} of the {wanted} rows selected"),
+                    ));
+                }
+                Ok(out)
+            })
+        })
+        .collect();
     let mut out = Vec::new();
-    let mut got = 0usize;
-    for batch in batches {
-        let batch = batch.map_err(|e| Error::library(path, FORMAT, e))?;
-        got += batch.num_rows();
-        out.push(
-            columnar::reorder(projection.as_ref(), batch)
-                .map_err(|e| Error::library(path, FORMAT, e))?,
-        );
-    }
-    // arrow-rs ends some structures early without an error: a short read is not the rows.
-    if got != rows.len() {
-        return Err(Error::malformed(
-            path,
-            FORMAT,
-            format!(
-                "the row groups returned {got} of the {} rows selected",
-                rows.len()
-            ),
-        ));
+    for part in read {
+        out.extend(part?);
     }
     Ok(out)
 }
