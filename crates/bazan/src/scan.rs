@@ -3,7 +3,7 @@
 //! file. Every file is checked against its map entry (size and mtime) before it is read; a
 //! changed file is an error naming it, never silently wrong rows.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -12,7 +12,6 @@ use arrow_array::{ArrayRef, DictionaryArray, Int32Array, Int64Array, RecordBatch
 use arrow_array::{RecordBatchOptions, RecordBatchReader};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use lake_map::{HandlerRegistry, Segment};
-use rayon::prelude::*;
 
 use crate::cancel::CancelToken;
 use crate::error::{Error, ErrorKind, Result};
@@ -59,6 +58,19 @@ struct Plan {
     schema: SchemaRef,
     /// The unified fields among `outs`, in order (what files are conformed to).
     fields: Vec<Arc<Field>>,
+}
+
+impl Plan {
+    /// The unified columns of the plan that entry `i` has: what the file is asked for.
+    fn projection(&self, lake: &Lake, i: usize) -> Result<Vec<String>> {
+        let file_schema = lake.file_schema(i)?;
+        Ok(self
+            .fields
+            .iter()
+            .filter(|f| file_schema.field_with_name(f.name()).is_ok())
+            .map(|f| f.name().clone())
+            .collect())
+    }
 }
 
 fn gid_field() -> Field {
@@ -171,108 +183,53 @@ impl Lake {
         }
         Ok(LakeReader::new(Arc::clone(self), plan, segments, options))
     }
-
-    /// Global rows `rows`, in the order given (repeats allowed), as one batch in the unified
-    /// schema. Rows are grouped by file block and each block is decoded at most once; the
-    /// groups are read in parallel.
-    pub fn take(self: &Arc<Self>, rows: &[u64], options: &ScanOptions) -> Result<RecordBatch> {
-        let plan = self.plan(options)?;
-        let total = self.total_rows();
-        // (file, block start) -> sorted distinct local rows.
-        let mut groups: BTreeMap<(usize, u64), Vec<u64>> = BTreeMap::new();
-        let mut where_: Vec<(usize, u64)> = Vec::with_capacity(rows.len());
-        for &g in rows {
-            if g >= total {
-                return Err(Error::new(
-                    ErrorKind::OutOfRange,
-                    format!("row {g} is past the end of the lake ({total} rows)"),
-                ));
-            }
-            let l = self.map.locate_row(g)?;
-            let (i, local) = (l.index, l.local_row);
-            let block_start = l.block.map_or(0, |b| b.first_row);
-            groups.entry((i, block_start)).or_default().push(local);
-            where_.push((i, local));
-        }
-        for locals in groups.values_mut() {
-            locals.sort_unstable();
-            locals.dedup();
-        }
-        let groups: Vec<((usize, u64), Vec<u64>)> = groups.into_iter().collect();
-        let registry = handlers();
-        let read: Vec<Result<RecordBatch>> = groups
-            .par_iter()
-            .map(|((i, _), locals)| {
-                CancelToken::check(options.cancel.as_ref())?;
-                self.take_group(&plan, &registry, *i, locals)
-            })
-            .collect();
-        let batches: Vec<RecordBatch> = read.into_iter().collect::<Result<_>>()?;
-        if rows.is_empty() {
-            return Ok(RecordBatch::new_empty(plan.schema));
-        }
-        // Where each requested row sits: (group, row within the group's batch).
-        let mut index: BTreeMap<(usize, u64), (usize, usize)> = BTreeMap::new();
-        for (gi, ((i, _), locals)) in groups.iter().enumerate() {
-            for (k, l) in locals.iter().enumerate() {
-                index.insert((*i, *l), (gi, k));
-            }
-        }
-        let picks: Vec<(usize, usize)> = where_
-            .iter()
-            .map(|key| {
-                index.get(key).copied().ok_or_else(|| {
-                    Error::new(ErrorKind::Other, "take: a row was not read (internal)")
-                })
-            })
-            .collect::<Result<_>>()?;
-        let refs: Vec<&RecordBatch> = batches.iter().collect();
-        Ok(arrow_select::interleave::interleave_record_batch(
-            &refs, &picks,
-        )?)
-    }
-
-    /// The rows `locals` (sorted, distinct) of one block of entry `i`, in that order.
-    fn take_group(
-        self: &Arc<Self>,
-        plan: &Plan,
-        registry: &HandlerRegistry,
-        i: usize,
-        locals: &[u64],
-    ) -> Result<RecordBatch> {
-        let (Some(&lo), Some(&hi)) = (locals.first(), locals.last()) else {
-            return Ok(RecordBatch::new_empty(Arc::clone(&plan.schema)));
-        };
-        let segment = Segment {
-            index: i,
-            local_start: lo,
-            len: hi - lo + 1,
-        };
-        let reader = LakeReader {
-            lake: Arc::clone(self),
-            plan: plan.clone(),
-            registry: registry.clone(),
-            segments: VecDeque::from([segment]),
-            current: None,
-            batch_size: usize::MAX,
-            cancel: None,
-            done: false,
-        };
-        let batches = reader.collect_batches()?;
-        let all = arrow_select::concat::concat_batches(&plan.schema, &batches)?;
-        let picks: Int32Array = locals.iter().map(|l| (l - lo) as i32).collect();
-        let columns = all
-            .columns()
-            .iter()
-            .map(|c| arrow_select::take::take(c.as_ref(), &picks, None))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        Ok(RecordBatch::try_new_with_options(
-            Arc::clone(&plan.schema),
-            columns,
-            &RecordBatchOptions::new().with_row_count(Some(locals.len())),
-        )?)
-    }
 }
+
+/// The global row numbers of a file batch's rows, for `_gid`.
+#[derive(Debug, Clone, Copy)]
+enum Gids<'a> {
+    /// Consecutive, from this one.
+    From(u64),
+    /// The entry's first global row, and each row's local row.
+    Rows(u64, &'a [u64]),
+}
+
+/// One file batch in the output schema: its columns conformed to the unified fields, and the
+/// virtual columns added.
+fn conform(plan: &Plan, batch: &RecordBatch, gids: Gids<'_>, path: &str) -> Result<RecordBatch> {
+    let n = batch.num_rows();
+    let mut unified = conform_columns(batch, &plan.fields)?.into_iter();
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(plan.outs.len());
+    for out in &plan.outs {
+        columns.push(match out {
+            Out::Column(_) => unified
+                .next()
+                .ok_or_else(|| Error::new(ErrorKind::Other, "scan: column count (internal)"))?,
+            Out::Gid => match gids {
+                Gids::From(first) => {
+                    let start = first as i64;
+                    Arc::new(Int64Array::from_iter_values(start..start + n as i64))
+                }
+                Gids::Rows(first, locals) => Arc::new(Int64Array::from_iter_values(
+                    locals.iter().map(|l| (first + l) as i64),
+                )),
+            },
+            Out::Path => {
+                let keys = Int32Array::from(vec![0; n]);
+                let values = Arc::new(StringArray::from(vec![path]));
+                Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values)?)
+            }
+        });
+    }
+    Ok(RecordBatch::try_new_with_options(
+        Arc::clone(&plan.schema),
+        columns,
+        &RecordBatchOptions::new().with_row_count(Some(n)),
+    )?)
+}
+
+#[path = "take.rs"]
+mod take;
 
 /// The file being read by a [`LakeReader`].
 struct Current {
@@ -332,15 +289,7 @@ impl LakeReader {
 
     fn open(&self, segment: Segment) -> Result<Current> {
         let e = self.lake.map.entry(segment.index);
-        let file_schema = self.lake.file_schema(segment.index)?;
-        // The file is asked only for the unified columns it has.
-        let projection: Vec<String> = self
-            .plan
-            .fields
-            .iter()
-            .filter(|f| file_schema.field_with_name(f.name()).is_ok())
-            .map(|f| f.name().clone())
-            .collect();
+        let projection = self.plan.projection(&self.lake, segment.index)?;
         let batches = self
             .lake
             .map
@@ -353,34 +302,6 @@ impl LakeReader {
             batches,
             rest: None,
         })
-    }
-
-    /// One file batch in the output schema.
-    fn conform(&self, cur: &Current, batch: &RecordBatch, first_gid: u64) -> Result<RecordBatch> {
-        let n = batch.num_rows();
-        let mut unified = conform_columns(batch, &self.plan.fields)?.into_iter();
-        let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.plan.outs.len());
-        for out in &self.plan.outs {
-            columns.push(match out {
-                Out::Column(_) => unified
-                    .next()
-                    .ok_or_else(|| Error::new(ErrorKind::Other, "scan: column count (internal)"))?,
-                Out::Gid => {
-                    let start = first_gid as i64;
-                    Arc::new(Int64Array::from_iter_values(start..start + n as i64))
-                }
-                Out::Path => {
-                    let keys = Int32Array::from(vec![0; n]);
-                    let values = Arc::new(StringArray::from(vec![cur.path.as_str()]));
-                    Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values)?)
-                }
-            });
-        }
-        Ok(RecordBatch::try_new_with_options(
-            Arc::clone(&self.plan.schema),
-            columns,
-            &RecordBatchOptions::new().with_row_count(Some(n)),
-        )?)
     }
 
     fn step(&mut self) -> Result<Option<RecordBatch>> {
@@ -438,7 +359,7 @@ impl LakeReader {
                     ),
                 ));
             }
-            let out = self.conform(&cur, &batch, first_gid);
+            let out = conform(&self.plan, &batch, Gids::From(first_gid), &cur.path);
             self.current = Some(cur);
             if batch.num_rows() == 0 {
                 continue;

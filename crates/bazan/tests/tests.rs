@@ -2,3 +2,4 @@
 
 mod lake;
 mod tsfile;
+mod take;

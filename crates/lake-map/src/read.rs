@@ -1,16 +1,18 @@
 //! `slice`: global rows `[start, start + len)` read file by file. Before a file is touched,
 //! its current size and mtime are compared with the entry; then its handler reads only the
 //! needed blocks (the stored locators), or the file from its start when there are none.
+//! [`LakeMap::read_rows`] reads chosen rows of one file in one call (the random take).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use lake_locators::types::schema_from_json;
-use lake_locators::{BatchIter, ReadRequest};
+use lake_locators::{BatchIter, Block, ReadRequest, RowsRequest};
 
 use crate::discovery::{mtime_ms, resolve_entry};
 use crate::error::{Error, Result};
-use crate::handlers::HandlerRegistry;
+use crate::handlers::{Handler, HandlerRegistry};
 use crate::lake_map::{LakeMap, Segment};
 
 /// One file's rows of a slice.
@@ -28,6 +30,21 @@ pub struct FileSlice {
     pub len: u64,
     /// The rows, in the file's schema (projected when asked).
     pub batches: Vec<RecordBatch>,
+}
+
+/// An entry ready to read (see `LakeMap::open_entry`).
+struct OpenEntry {
+    path: PathBuf,
+    handler: Handler,
+    schema: Option<arrow_schema::SchemaRef>,
+    /// The stored blocks, `None` for a dynamic handler or an entry without blocks.
+    blocks: Option<Arc<Vec<Block>>>,
+}
+
+impl OpenEntry {
+    fn blocks(&self) -> Option<&[Block]> {
+        self.blocks.as_deref().map(Vec::as_slice)
+    }
 }
 
 impl LakeMap {
@@ -79,7 +96,48 @@ impl LakeMap {
         columns: Option<&[String]>,
         registry: &HandlerRegistry,
     ) -> Result<BatchIter> {
-        let e = self.entry(segment.index);
+        let file = self.open_entry(segment.index, columns, registry)?;
+        let request = ReadRequest {
+            rows: segment.local_start..segment.local_start + segment.len,
+            blocks: file.blocks(),
+            schema: file.schema.clone(),
+            projection: columns,
+            batch_size: 0,
+        };
+        Ok(file.handler.locator.read(&file.path, &request)?)
+    }
+
+    /// Reads the local rows `rows` (ascending, distinct) of entry `i` in one call of its
+    /// handler's [`lake_locators::Locator::read_rows`], after one stale check: batches whose
+    /// rows, one after the other, are exactly those rows, in the file's schema (projected
+    /// when asked). A built-in locator decodes only the blocks, pages or records the rows
+    /// need; a dynamic handler is read with the trait's default, by row ranges.
+    pub fn read_rows(
+        &self,
+        i: usize,
+        rows: &[u64],
+        columns: Option<&[String]>,
+        registry: &HandlerRegistry,
+    ) -> Result<Vec<RecordBatch>> {
+        let file = self.open_entry(i, columns, registry)?;
+        let request = RowsRequest {
+            rows,
+            blocks: file.blocks(),
+            schema: file.schema.clone(),
+            projection: columns,
+        };
+        Ok(file.handler.locator.read_rows(&file.path, &request)?)
+    }
+
+    /// Entry `i` ready to read: its handler, stored schema (with `columns` checked against
+    /// it) and blocks, after the stale check.
+    fn open_entry(
+        &self,
+        i: usize,
+        columns: Option<&[String]>,
+        registry: &HandlerRegistry,
+    ) -> Result<OpenEntry> {
+        let e = self.entry(i);
         let handler = registry
             .for_entry(e.path, e.format)
             .ok_or_else(|| Error::NoHandler {
@@ -104,20 +162,18 @@ impl LakeMap {
                 }
             }
         }
-        let full = self.check_fresh(segment.index)?;
-        let blocks = self.blocks(segment.index)?;
-        let request = ReadRequest {
-            rows: segment.local_start..segment.local_start + segment.len,
+        let path = self.check_fresh(i)?;
+        let blocks = self.blocks(i)?;
+        Ok(OpenEntry {
+            path,
+            schema,
             blocks: if handler.dynamic || blocks.is_empty() {
                 None
             } else {
-                Some(blocks.as_slice())
+                Some(blocks)
             },
-            schema,
-            projection: columns,
-            batch_size: 0,
-        };
-        Ok(handler.locator.read(&full, &request)?)
+            handler,
+        })
     }
 
     /// `slice(start, len, columns)`: rows `[start, start + len)` of the lake (clamped at its
