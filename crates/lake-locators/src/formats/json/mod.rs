@@ -8,6 +8,7 @@
 //! them. Reading seeks to the checkpoint byte, skips rows structurally and decodes only the
 //! wanted rows with arrow-json under the stored schema.
 
+mod fast;
 mod run;
 mod split;
 pub(crate) use split::fuzz_check;
@@ -566,15 +567,7 @@ fn slow_schema_and_stats(
         values.push((s, e));
         Ok(())
     })?;
-    let iter = || {
-        values.iter().map(|&(s, e)| {
-            serde_json::from_slice::<serde_json::Value>(&data[s..e])
-                .map_err(|err| ArrowError::JsonError(format!("at byte {s}: {err}")))
-        })
-    };
-    // Members whose types disagree between rows become JSON text (widen.rs).
-    let inferred = widen::infer(iter).map_err(|e| Error::library(path, format, e))?;
-    let schema = null_to_utf8(&inferred);
+    let schema = null_to_utf8(&reference_schema(path, format, data, &values)?);
     if wanted.is_none() {
         return Ok((schema, None));
     }
@@ -591,6 +584,38 @@ fn slow_schema_and_stats(
         }
     }
     Ok((schema, Some(builder.finish())))
+}
+
+/// The schema of the row values `values` of `data`: from the byte walk of [`fast`] when it
+/// covers them, else from arrow-json's inference over `serde_json` values with the widening
+/// of [`widen`] (the reference, which reports what the walk leaves to it).
+fn reference_schema(
+    path: &Path,
+    format: &'static str,
+    data: &[u8],
+    values: &[(usize, usize)],
+) -> Result<arrow_schema::Schema> {
+    if let Some(inferred) = fast::infer_rows(data, values) {
+        return Ok(inferred.schema);
+    }
+    slow_schema(path, format, data, values)
+}
+
+/// arrow-json's inference over `serde_json` values of the rows `values`, with members whose
+/// types disagree between rows widened to JSON text (widen.rs).
+fn slow_schema(
+    path: &Path,
+    format: &'static str,
+    data: &[u8],
+    values: &[(usize, usize)],
+) -> Result<arrow_schema::Schema> {
+    let iter = || {
+        values.iter().map(|&(s, e)| {
+            serde_json::from_slice::<serde_json::Value>(&data[s..e])
+                .map_err(|err| ArrowError::JsonError(format!("at byte {s}: {err}")))
+        })
+    };
+    widen::infer(iter).map_err(|e| Error::library(path, format, e))
 }
 
 impl Locator for JsonLocator {

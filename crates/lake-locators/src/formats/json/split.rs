@@ -233,6 +233,11 @@ fn nested_schema_and_stats(
     let infer = |r: &Range<usize>| -> Option<Schema> {
         file.populate(r.clone());
         let spans = rows_of(data, r);
+        // The byte walk when it covers the range (it tells the same as below).
+        if let Some(inferred) = super::fast::infer_rows(data, &spans) {
+            file.release(r.clone());
+            return (!inferred.widened && !inferred.null_array).then_some(inferred.schema);
+        }
         // An array of nulls alone infers to a list of an empty set of types, which comes
         // out as List(Utf8) but joins as nothing: no sample row can stand for it.
         let mut null_array = false;

@@ -1,0 +1,817 @@
+//! arrow-json's schema inference (with the widening of [`super::widen`]) computed straight
+//! from the bytes of the rows: one validating walk per row updates a tree of inferred types
+//! in place, with no `serde_json::Value` and no allocation for a member name already seen.
+//!
+//! The walk is a literal port of `arrow_json::reader::schema` (`InferredType`, its `merge`,
+//! `collect_field_types_from_object`, `infer_array_element_type`, `coerce_data_type`) over
+//! the values as `serde_json` would parse them:
+//!
+//! - members of an object are visited as `serde_json::Map` iterates them: sorted by name
+//!   (its `BTreeMap`; insertion order when `preserve_order` is on, found out at run time),
+//!   so new names of one object join their map in that order;
+//! - an integer is `Int64` when `serde_json` keeps it as an `i64` (`-0`, integers past
+//!   `i64` and any fraction or exponent are `Float64`);
+//! - a top-level member whose values arrow-json cannot join becomes `Utf8` (the widening);
+//!   every other member keeps its type.
+//!
+//! Anything the walk does not reproduce exactly gives `None` and the caller runs the
+//! reference path: invalid JSON of any kind (the reference reports it), a duplicate name in
+//! one object, a row that is not an object, deep nesting, numbers out of `f64` range or
+//! whose range is not obvious.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use arrow_schema::{DataType, Field, Fields, Schema};
+
+use crate::text::scan::json_string_scan;
+
+/// Scalar type bits of an inferred scalar set (arrow-json's `HashSet<DataType>`).
+const INT: u8 = 1;
+const FLOAT: u8 = 2;
+const BOOL: u8 = 4;
+const UTF8: u8 = 8;
+
+/// Deeper values go to the reference path (serde_json refuses depth 128).
+const MAX_DEPTH: u32 = 100;
+
+/// Objects with more members than this are also looked up by a hash map.
+const LINEAR: usize = 16;
+
+/// arrow-json's `InferredType`.
+#[derive(Debug, Clone)]
+enum Ty {
+    /// Nothing known yet (`null`, `[]`).
+    Any,
+    /// A set of scalar types, as bits.
+    Scalar(u8),
+    /// A list of the inner type.
+    Array(Box<Ty>),
+    /// An object's members in order of first appearance.
+    Object(Obj),
+}
+
+/// The members of an inferred object, in order of first appearance.
+#[derive(Debug, Clone, Default)]
+struct Obj {
+    entries: Vec<Entry>,
+    /// Name to entry index, kept once there are more than [`LINEAR`] entries.
+    index: Option<HashMap<Box<[u8]>, usize>>,
+}
+
+/// One member of an inferred object.
+#[derive(Debug, Clone)]
+struct Entry {
+    key: Box<[u8]>,
+    ty: Ty,
+    /// The object visit that last saw this name (a second sighting is a duplicate name).
+    stamp: u64,
+    /// A top-level member whose types arrow-json cannot join (widened to Utf8).
+    widened: bool,
+}
+
+impl Obj {
+    /// The index of `key`, trying `hint` first.
+    #[inline]
+    fn find(&self, key: &[u8], hint: usize) -> Option<usize> {
+        if let Some(e) = self.entries.get(hint)
+            && *e.key == *key
+        {
+            return Some(hint);
+        }
+        if let Some(index) = &self.index {
+            return index.get(key).copied();
+        }
+        self.entries.iter().position(|e| *e.key == *key)
+    }
+
+    /// The index of `key`, appended as [`Ty::Any`] when new.
+    #[inline]
+    fn find_or_push(&mut self, key: &[u8], hint: usize) -> usize {
+        match self.find(key, hint) {
+            Some(i) => i,
+            None => self.push(key),
+        }
+    }
+
+    fn push(&mut self, key: &[u8]) -> usize {
+        let i = self.entries.len();
+        self.entries.push(Entry {
+            key: key.into(),
+            ty: Ty::Any,
+            stamp: 0,
+            widened: false,
+        });
+        if let Some(index) = &mut self.index {
+            index.insert(key.into(), i);
+        } else if self.entries.len() > LINEAR {
+            self.index = Some(
+                self.entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| (e.key.clone(), i))
+                    .collect(),
+            );
+        }
+        i
+    }
+
+    /// Sorts the entries from `from` on by name (the new names of one object, which
+    /// `serde_json`'s sorted map hands over in that order).
+    fn sort_from(&mut self, from: usize) {
+        self.entries[from..].sort_by(|a, b| a.key.cmp(&b.key));
+        if let Some(index) = &mut self.index {
+            for (i, e) in self.entries.iter().enumerate().skip(from) {
+                index.insert(e.key.clone(), i);
+            }
+        }
+    }
+}
+
+/// Why a walk stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// Something the reference path must handle (invalid JSON, a duplicate name, ...).
+    Bail,
+    /// arrow-json refuses to join the types (its `JsonError` during inference).
+    Incompatible,
+}
+
+type Walk<T> = std::result::Result<T, Stop>;
+
+/// arrow-json's `InferredType::merge`, case by case.
+fn merge(s: &mut Ty, o: Ty) -> Walk<()> {
+    match (s, o) {
+        (Ty::Array(s), Ty::Array(o)) => merge(s, *o),
+        (Ty::Scalar(a), Ty::Scalar(b)) => {
+            *a |= b;
+            Ok(())
+        }
+        (Ty::Object(a), Ty::Object(b)) => {
+            for e in b.entries {
+                let i = a.find_or_push(&e.key, usize::MAX);
+                merge(&mut a.entries[i].ty, e.ty)?;
+            }
+            Ok(())
+        }
+        (s @ Ty::Any, v) => {
+            *s = v;
+            Ok(())
+        }
+        (_, Ty::Any) => Ok(()),
+        (Ty::Array(inner), o @ Ty::Scalar(_)) => merge(inner, o),
+        (s @ Ty::Scalar(_), Ty::Array(mut inner)) => {
+            merge(&mut inner, s.clone())?;
+            *s = Ty::Array(inner);
+            Ok(())
+        }
+        _ => Err(Stop::Incompatible),
+    }
+}
+
+/// arrow-json's `set_object_scalar_field_type`.
+#[inline]
+fn scalar(ty: &mut Ty, bit: u8) -> Walk<()> {
+    match ty {
+        Ty::Scalar(b) => {
+            *b |= bit;
+            Ok(())
+        }
+        Ty::Any => {
+            *ty = Ty::Scalar(bit);
+            Ok(())
+        }
+        Ty::Array(_) => merge(ty, Ty::Scalar(bit)),
+        Ty::Object(_) => Err(Stop::Incompatible),
+    }
+}
+
+/// arrow-json's `coerce_data_type` of a scalar set (order does not matter for scalars).
+fn coerce(bits: u8) -> DataType {
+    match bits {
+        INT => DataType::Int64,
+        FLOAT | 3 => DataType::Float64,
+        BOOL => DataType::Boolean,
+        _ => DataType::Utf8,
+    }
+}
+
+/// arrow-json's `generate_datatype`.
+fn data_type(t: &Ty) -> DataType {
+    match t {
+        Ty::Scalar(bits) => coerce(*bits),
+        Ty::Object(o) => DataType::Struct(fields(o)),
+        Ty::Array(inner) => DataType::List(std::sync::Arc::new(Field::new_list_field(
+            data_type(inner),
+            true,
+        ))),
+        Ty::Any => DataType::Null,
+    }
+}
+
+fn name(key: &[u8]) -> String {
+    String::from_utf8_lossy(key).into_owned()
+}
+
+fn fields(o: &Obj) -> Fields {
+    o.entries
+        .iter()
+        .map(|e| Field::new(name(&e.key), data_type(&e.ty), true))
+        .collect()
+}
+
+/// True when `serde_json::Map` iterates by sorted name (no `preserve_order` feature).
+fn sorted_maps() -> bool {
+    static SORTED: OnceLock<bool> = OnceLock::new();
+    *SORTED.get_or_init(|| {
+        serde_json::from_str::<serde_json::Value>(r#"{"b":0,"a":0}"#)
+            .ok()
+            .and_then(|v| v.as_object()?.keys().next().map(|k| k == "a"))
+            .unwrap_or(true)
+    })
+}
+
+/// What [`Inferrer::finish`] returns.
+#[derive(Debug, Clone)]
+pub(crate) struct Inferred {
+    /// The schema [`super::widen::infer`] gives for the same rows (before `null_to_utf8`).
+    pub(crate) schema: Schema,
+    /// True when some member was widened (arrow-json's own inference fails on the rows).
+    pub(crate) widened: bool,
+    /// True when some row holds a non-empty array of nulls alone (see [`super::split`]).
+    pub(crate) null_array: bool,
+}
+
+/// The inference state over rows fed one by one.
+#[derive(Debug)]
+pub(crate) struct Inferrer {
+    top: Obj,
+    stamp: u64,
+    sorted: bool,
+    null_array: bool,
+}
+
+impl Default for Inferrer {
+    fn default() -> Self {
+        Inferrer {
+            top: Obj::default(),
+            stamp: 0,
+            sorted: sorted_maps(),
+            null_array: false,
+        }
+    }
+}
+
+impl Inferrer {
+    /// Adds the row value `data[start..end]`; `None` when the reference path must run.
+    pub(crate) fn row(&mut self, data: &[u8], start: usize, end: usize) -> Option<()> {
+        let data = data.get(..end)?;
+        let mut w = Walker {
+            d: data,
+            pos: start,
+            depth: 0,
+            stamp: self.stamp,
+            sorted: self.sorted,
+            null_array: false,
+            check_names: false,
+        };
+        if data.get(start) != Some(&b'{') {
+            return None;
+        }
+        let r = w.collect(&mut self.top, true);
+        self.stamp = w.stamp;
+        self.null_array |= w.null_array;
+        r.ok()?;
+        w.ws();
+        (w.pos == end).then_some(())
+    }
+
+    /// The inferred schema.
+    pub(crate) fn finish(&self) -> Inferred {
+        let mut widened = false;
+        let fields: Vec<Field> = self
+            .top
+            .entries
+            .iter()
+            .map(|e| {
+                widened |= e.widened;
+                let t = if e.widened {
+                    DataType::Utf8
+                } else {
+                    data_type(&e.ty)
+                };
+                Field::new(name(&e.key), t, true)
+            })
+            .collect();
+        Inferred {
+            schema: Schema::new(fields),
+            widened,
+            null_array: self.null_array,
+        }
+    }
+}
+
+/// The inference of the row values `spans` of `data`; `None` when the reference path must
+/// run.
+pub(crate) fn infer_rows(data: &[u8], spans: &[(usize, usize)]) -> Option<Inferred> {
+    let mut inf = Inferrer::default();
+    for &(s, e) in spans {
+        inf.row(data, s, e)?;
+    }
+    Some(inf.finish())
+}
+
+/// A validating walk over one row value.
+struct Walker<'a> {
+    d: &'a [u8],
+    pos: usize,
+    depth: u32,
+    stamp: u64,
+    sorted: bool,
+    null_array: bool,
+    /// Names of objects skipped by [`Walker::skip_value`] are checked for duplicates.
+    check_names: bool,
+}
+
+#[inline]
+fn is_hex(b: u8) -> bool {
+    b.is_ascii_hexdigit()
+}
+
+/// The value of the 4 hex digits at `b[i..]`.
+fn hex4(b: &[u8], i: usize) -> Option<u32> {
+    let h = b.get(i..i + 4)?;
+    if !h.iter().all(|&c| is_hex(c)) {
+        return None;
+    }
+    u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
+}
+
+/// True when the inside of a JSON string holding escapes is one `serde_json` reads as a
+/// UTF-8 string: known escapes, paired surrogates, no control character.
+fn valid_escaped(b: &[u8]) -> bool {
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            0..0x20 => return false,
+            b'\\' => match b.get(i + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                Some(b'u') => {
+                    let Some(n) = hex4(b, i + 2) else {
+                        return false;
+                    };
+                    i += 6;
+                    if (0xDC00..=0xDFFF).contains(&n) {
+                        return false;
+                    }
+                    if (0xD800..=0xDBFF).contains(&n) {
+                        if b.get(i..i + 2) != Some(b"\\u") {
+                            return false;
+                        }
+                        match hex4(b, i + 2) {
+                            Some(n2) if (0xDC00..=0xDFFF).contains(&n2) => i += 6,
+                            _ => return false,
+                        }
+                    }
+                }
+                _ => return false,
+            },
+            _ => i += 1,
+        }
+    }
+    true
+}
+
+/// True when `b` holds no control character (which `serde_json` refuses in strings).
+#[inline]
+fn no_control(b: &[u8]) -> bool {
+    b.iter().fold(true, |ok, &c| ok & (c >= 0x20))
+}
+
+impl Walker<'_> {
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.d.get(self.pos).copied()
+    }
+
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    #[inline]
+    fn enter(&mut self) -> Walk<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Stop::Bail);
+        }
+        Ok(())
+    }
+
+    /// The string at `pos` (its opening quote): its inside and whether it holds escapes.
+    #[inline]
+    fn string(&mut self) -> Walk<(usize, usize, bool)> {
+        let open = self.pos;
+        let (end, escaped) = json_string_scan(self.d, open).ok_or(Stop::Bail)?;
+        if end > self.d.len() {
+            return Err(Stop::Bail);
+        }
+        let inside = &self.d[open + 1..end - 1];
+        let ok = if escaped {
+            valid_escaped(inside)
+        } else {
+            no_control(inside)
+        };
+        if !ok {
+            return Err(Stop::Bail);
+        }
+        self.pos = end;
+        Ok((open, end, escaped))
+    }
+
+    /// The literal `word` at `pos`.
+    #[inline]
+    fn literal(&mut self, word: &[u8]) -> Walk<()> {
+        if self.d.get(self.pos..self.pos + word.len()) != Some(word) {
+            return Err(Stop::Bail);
+        }
+        self.pos += word.len();
+        Ok(())
+    }
+
+    /// The number at `pos`: [`INT`] when `serde_json` reads it as an `i64`, else [`FLOAT`].
+    fn number(&mut self) -> Walk<u8> {
+        let d = self.d;
+        let start = self.pos;
+        let mut p = start;
+        let neg = d.get(p) == Some(&b'-');
+        if neg {
+            p += 1;
+        }
+        let digits_at = p;
+        match d.get(p) {
+            Some(b'0') => {
+                p += 1;
+                if let Some(b'0'..=b'9') = d.get(p) {
+                    return Err(Stop::Bail);
+                }
+            }
+            Some(b'1'..=b'9') => {
+                while let Some(b'0'..=b'9') = d.get(p) {
+                    p += 1;
+                }
+            }
+            _ => return Err(Stop::Bail),
+        }
+        let int_digits = p - digits_at;
+        let mut float = false;
+        if d.get(p) == Some(&b'.') {
+            p += 1;
+            let f = p;
+            while let Some(b'0'..=b'9') = d.get(p) {
+                p += 1;
+            }
+            if p == f {
+                return Err(Stop::Bail);
+            }
+            float = true;
+        }
+        let mut exp = false;
+        if let Some(b'e' | b'E') = d.get(p) {
+            p += 1;
+            if let Some(b'+' | b'-') = d.get(p) {
+                p += 1;
+            }
+            let f = p;
+            while let Some(b'0'..=b'9') = d.get(p) {
+                p += 1;
+            }
+            if p == f {
+                return Err(Stop::Bail);
+            }
+            exp = true;
+        }
+        self.pos = p;
+        if exp {
+            // Out of range is an error of serde_json's: decided by a correctly rounded
+            // parse, as serde_json's (float_roundtrip) is; long texts go to the reference.
+            let text = std::str::from_utf8(&d[start..p]).map_err(|_| Stop::Bail)?;
+            if p - start > 40 || !text.parse::<f64>().is_ok_and(f64::is_finite) {
+                return Err(Stop::Bail);
+            }
+            return Ok(FLOAT);
+        }
+        if int_digits > 300 {
+            return Err(Stop::Bail);
+        }
+        if float {
+            return Ok(FLOAT);
+        }
+        // An integer: serde_json keeps it as u64/i64 while it fits a u64.
+        let mut v: u64 = 0;
+        for &c in &d[digits_at..p] {
+            match v
+                .checked_mul(10)
+                .and_then(|x| x.checked_add(u64::from(c - b'0')))
+            {
+                Some(x) => v = x,
+                None => return Ok(FLOAT),
+            }
+        }
+        Ok(if !neg {
+            if v <= i64::MAX as u64 { INT } else { FLOAT }
+        } else if v == 0 || v > 1u64 << 63 {
+            FLOAT
+        } else {
+            INT
+        })
+    }
+
+    /// The separator after an element or member: `true` after `,`, `false` after `close`.
+    #[inline]
+    fn next(&mut self, close: u8) -> Walk<bool> {
+        self.ws();
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                self.ws();
+                Ok(true)
+            }
+            Some(c) if c == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            _ => Err(Stop::Bail),
+        }
+    }
+
+    /// Validates the value at `pos` and moves past it.
+    fn skip_value(&mut self) -> Walk<()> {
+        match self.peek() {
+            Some(b'{') => {
+                self.enter()?;
+                self.pos += 1;
+                self.ws();
+                let mut names: Vec<Vec<u8>> = Vec::new();
+                if self.peek() == Some(b'}') {
+                    self.pos += 1;
+                } else {
+                    loop {
+                        if self.peek() != Some(b'"') {
+                            return Err(Stop::Bail);
+                        }
+                        let (open, end, escaped) = self.string()?;
+                        if self.check_names {
+                            let name = if escaped {
+                                serde_json::from_slice::<String>(&self.d[open..end])
+                                    .map_err(|_| Stop::Bail)?
+                                    .into_bytes()
+                            } else {
+                                self.d[open + 1..end - 1].to_vec()
+                            };
+                            if names.contains(&name) {
+                                return Err(Stop::Bail);
+                            }
+                            names.push(name);
+                        }
+                        self.ws();
+                        self.literal(b":")?;
+                        self.ws();
+                        self.skip_value()?;
+                        if !self.next(b'}')? {
+                            break;
+                        }
+                    }
+                }
+                self.depth -= 1;
+                Ok(())
+            }
+            Some(b'[') => {
+                self.enter()?;
+                self.pos += 1;
+                self.ws();
+                if self.peek() == Some(b']') {
+                    self.pos += 1;
+                } else {
+                    loop {
+                        self.skip_value()?;
+                        if !self.next(b']')? {
+                            break;
+                        }
+                    }
+                }
+                self.depth -= 1;
+                Ok(())
+            }
+            Some(b'"') => self.string().map(|_| ()),
+            Some(b't') => self.literal(b"true"),
+            Some(b'f') => self.literal(b"false"),
+            Some(b'n') => self.literal(b"null"),
+            Some(b'-' | b'0'..=b'9') => self.number().map(|_| ()),
+            _ => Err(Stop::Bail),
+        }
+    }
+
+    /// arrow-json's `collect_field_types_from_object` for the object at `pos` into `obj`;
+    /// at the top level a member arrow-json cannot join is widened instead.
+    fn collect(&mut self, obj: &mut Obj, top: bool) -> Walk<()> {
+        self.enter()?;
+        self.pos += 1;
+        self.ws();
+        self.stamp += 1;
+        let stamp = self.stamp;
+        let first_new = obj.entries.len();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            self.depth -= 1;
+            return Ok(());
+        }
+        let mut hint = 0;
+        loop {
+            if self.peek() != Some(b'"') {
+                return Err(Stop::Bail);
+            }
+            let (open, end, escaped) = self.string()?;
+            let d = self.d;
+            let key: Cow<'_, [u8]> = if escaped {
+                let s = serde_json::from_slice::<String>(&d[open..end]).map_err(|_| Stop::Bail)?;
+                Cow::Owned(s.into_bytes())
+            } else {
+                Cow::Borrowed(&d[open + 1..end - 1])
+            };
+            let i = obj.find_or_push(&key, hint);
+            hint = i + 1;
+            self.ws();
+            self.literal(b":")?;
+            self.ws();
+            let e = &mut obj.entries[i];
+            if e.stamp == stamp {
+                // serde_json keeps the last value of a duplicate name only.
+                return Err(Stop::Bail);
+            }
+            e.stamp = stamp;
+            if e.widened {
+                self.skip_value()?;
+            } else {
+                let (at, depth) = (self.pos, self.depth);
+                match self.member(&mut e.ty) {
+                    Ok(()) => {}
+                    Err(Stop::Incompatible) if top => {
+                        // The value as serde_json reads it is the bytes' only when no object
+                        // in it repeats a name (it keeps the last value of a name).
+                        e.widened = true;
+                        e.ty = Ty::Any;
+                        self.pos = at;
+                        self.depth = depth;
+                        self.check_names = true;
+                        let skipped = self.skip_value();
+                        self.check_names = false;
+                        skipped?;
+                    }
+                    Err(stop) => return Err(stop),
+                }
+            }
+            if !self.next(b'}')? {
+                break;
+            }
+        }
+        if self.sorted && obj.entries.len() > first_new + 1 {
+            obj.sort_from(first_new);
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// One member value into its inferred type `ty` (the match of
+    /// `collect_field_types_from_object`).
+    fn member(&mut self, ty: &mut Ty) -> Walk<()> {
+        match self.peek() {
+            Some(b'[') => {
+                let ele = self.element_type()?;
+                if let Ty::Any = ty {
+                    *ty = match ele {
+                        Ty::Scalar(_) => Ty::Array(Box::new(Ty::Scalar(0))),
+                        Ty::Object(_) => Ty::Array(Box::new(Ty::Object(Obj::default()))),
+                        Ty::Any | Ty::Array(_) => Ty::Array(Box::new(Ty::Any)),
+                    };
+                }
+                match ty {
+                    Ty::Array(inner) => merge(inner, ele),
+                    Ty::Scalar(_) => {
+                        merge(ty, ele)?;
+                        *ty = Ty::Array(Box::new(ty.clone()));
+                        Ok(())
+                    }
+                    _ => Err(Stop::Incompatible),
+                }
+            }
+            Some(b'{') => {
+                if let Ty::Any = ty {
+                    *ty = Ty::Object(Obj::default());
+                }
+                match ty {
+                    Ty::Object(o) => self.collect(o, false),
+                    _ => Err(Stop::Incompatible),
+                }
+            }
+            Some(b'"') => {
+                self.string()?;
+                scalar(ty, UTF8)
+            }
+            Some(b't') => {
+                self.literal(b"true")?;
+                scalar(ty, BOOL)
+            }
+            Some(b'f') => {
+                self.literal(b"false")?;
+                scalar(ty, BOOL)
+            }
+            Some(b'n') => self.literal(b"null"),
+            Some(b'-' | b'0'..=b'9') => {
+                let bit = self.number()?;
+                scalar(ty, bit)
+            }
+            _ => Err(Stop::Bail),
+        }
+    }
+
+    /// arrow-json's `infer_array_element_type` of the array at `pos`.
+    fn element_type(&mut self) -> Walk<Ty> {
+        self.enter()?;
+        self.pos += 1;
+        self.ws();
+        let out = match self.peek() {
+            Some(b']') => {
+                self.pos += 1;
+                Ty::Any
+            }
+            Some(b'[') => {
+                let mut inner = Ty::Any;
+                loop {
+                    if self.peek() != Some(b'[') {
+                        return Err(Stop::Incompatible);
+                    }
+                    let t = self.element_type()?;
+                    merge(&mut inner, t)?;
+                    if !self.next(b']')? {
+                        break;
+                    }
+                }
+                Ty::Array(Box::new(inner))
+            }
+            Some(b'{') => {
+                let mut o = Obj::default();
+                loop {
+                    if self.peek() != Some(b'{') {
+                        return Err(Stop::Incompatible);
+                    }
+                    self.collect(&mut o, false)?;
+                    if !self.next(b']')? {
+                        break;
+                    }
+                }
+                Ty::Object(o)
+            }
+            _ => {
+                let mut bits = 0u8;
+                loop {
+                    match self.peek() {
+                        Some(b'n') => self.literal(b"null")?,
+                        Some(b'"') => {
+                            self.string()?;
+                            bits |= UTF8;
+                        }
+                        Some(b't') => {
+                            self.literal(b"true")?;
+                            bits |= BOOL;
+                        }
+                        Some(b'f') => {
+                            self.literal(b"false")?;
+                            bits |= BOOL;
+                        }
+                        Some(b'-' | b'0'..=b'9') => bits |= self.number()?,
+                        Some(b'[' | b'{') => return Err(Stop::Incompatible),
+                        _ => return Err(Stop::Bail),
+                    }
+                    if !self.next(b']')? {
+                        break;
+                    }
+                }
+                // A non-empty array of nulls alone.
+                if bits == 0 {
+                    self.null_array = true;
+                }
+                Ty::Scalar(bits)
+            }
+        };
+        self.depth -= 1;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+#[path = "fast_tests.rs"]
+mod tests;

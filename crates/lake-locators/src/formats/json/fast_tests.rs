@@ -1,0 +1,332 @@
+//! Differential tests of the byte walk of [`super`] against the reference inference
+//! (`serde_json` values, arrow-json's inference and the widening): random nested documents
+//! with random member orders, escapes, unicode, type conflicts and broken bytes, and every
+//! JSON file of the conformance corpus. Where the walk answers, its schema must be the
+//! reference's, exactly; where the reference fails, the walk must not answer.
+
+use std::path::Path;
+
+use super::*;
+use crate::formats::json::{layout, slow_schema, walk_rows};
+use crate::testutil::{XorShift, stress_cases};
+
+/// Scalar texts, tricky ones included (some are invalid JSON for serde_json).
+const SCALARS: &[&str] = &[
+    "0",
+    "-0",
+    "7",
+    "-7",
+    "1e5",
+    "-1E-3",
+    "2.5",
+    "0.0",
+    "-0.0",
+    "0e99999",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "-9223372036854775809",
+    "18446744073709551615",
+    "18446744073709551616",
+    "123456789012345678901234567890",
+    "true",
+    "false",
+    "null",
+    "null",
+    "\"abc\"",
+    "\"\"",
+    "\"\\u00e9t\\u00e9 \\\"q\\\" \\\\ \\/ \\b\\f\\n\\r\\t\"",
+    "\"\\ud83d\\ude00\"",
+    "\"\u{e9}t\u{e9} \u{65e5}\u{672c}\"",
+];
+
+/// Scalar texts serde_json refuses.
+const BROKEN: &[&str] = &[
+    "\"\\ud83d\"",
+    "\"\\ude00\"",
+    "\"\\ud83d\\u0041\"",
+    "\"\\x\"",
+    "\"a\tb\"",
+    "\"\\u12G4\"",
+    "01",
+    "-",
+    "1.",
+    ".5",
+    "1e",
+    "+1",
+    "tru",
+    "nul",
+    "NaN",
+    "1e400",
+    "-1e400",
+];
+
+/// Member names: escaped spellings of other names make duplicates.
+const KEYS: &[&str] = &[
+    "a",
+    "b",
+    "B",
+    "id",
+    "user",
+    "tags",
+    "\u{e9}",
+    "\u{65e5}\u{672c}",
+    "q\\\"",
+    "",
+    "z9",
+];
+
+fn scalar(rng: &mut XorShift, out: &mut String) {
+    out.push_str(SCALARS[rng.below(SCALARS.len())]);
+}
+
+/// A random value of at most `depth` levels; `kind` steers it to one shape (so that many
+/// files agree on types) unless it is `None`.
+fn value(rng: &mut XorShift, depth: usize, kind: Option<usize>, out: &mut String) {
+    let kind = kind.unwrap_or_else(|| rng.below(6));
+    if depth == 0 {
+        return scalar(rng, out);
+    }
+    match kind {
+        0..=2 => scalar(rng, out),
+        3 => {
+            // An array: of scalars, of arrays or of objects (or a mix).
+            out.push('[');
+            let n = rng.below(4);
+            let inner = rng.below(4);
+            for i in 0..n {
+                if i > 0 {
+                    out.push_str(if rng.below(8) == 0 { " , " } else { "," });
+                }
+                match inner {
+                    0 => scalar(rng, out),
+                    1 => value(rng, depth - 1, Some(3), out),
+                    2 => value(rng, depth - 1, Some(4), out),
+                    _ => value(rng, depth - 1, None, out),
+                }
+            }
+            out.push(']');
+        }
+        _ => object(rng, depth - 1, out),
+    }
+}
+
+/// A random object.
+fn object(rng: &mut XorShift, depth: usize, out: &mut String) {
+    out.push('{');
+    let n = rng.below(6);
+    let first = rng.below(KEYS.len());
+    for i in 0..n {
+        if i > 0 {
+            out.push(',');
+        }
+        if rng.below(10) == 0 {
+            out.push(' ');
+        }
+        out.push('"');
+        // Distinct names but rarely (`\u0061` is a second `a`).
+        out.push_str(match rng.below(40) {
+            0 => "\\u0061",
+            1 => KEYS[rng.below(KEYS.len())],
+            _ => KEYS[(first + i) % KEYS.len()],
+        });
+        out.push_str(if rng.below(10) == 0 { "\" : " } else { "\":" });
+        value(rng, depth, None, out);
+    }
+    out.push('}');
+}
+
+/// A random file of rows; `kinds` fixes a shape per top-level name for most rows.
+fn random_file(rng: &mut XorShift) -> String {
+    let kinds: Vec<usize> = KEYS.iter().map(|_| rng.below(6)).collect();
+    let consistent = rng.below(2) == 0;
+    let rows = 1 + rng.below(8);
+    let mut out = String::new();
+    for _ in 0..rows {
+        out.push('{');
+        let mut order: Vec<usize> = (0..KEYS.len()).filter(|_| rng.below(2) == 0).collect();
+        // A random order of the names.
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.below(i + 1));
+        }
+        if rng.below(25) == 0 && !order.is_empty() {
+            order.push(order[0]);
+        }
+        let escaped_a = rng.below(25) == 0;
+        for (i, &k) in order.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push('"');
+            out.push_str(if escaped_a && k == 0 {
+                "\\u0061"
+            } else {
+                KEYS[k]
+            });
+            out.push_str("\":");
+            let kind = (consistent && rng.below(10) != 0).then_some(kinds[k]);
+            if rng.below(400) == 0 {
+                out.push_str(BROKEN[rng.below(BROKEN.len())]);
+            } else {
+                value(rng, 3, kind, &mut out);
+            }
+        }
+        out.push('}');
+        if rng.below(30) == 0 {
+            out.push_str(" \r");
+        }
+        out.push('\n');
+    }
+    if rng.below(20) == 0 {
+        // A broken byte somewhere.
+        let mut bytes = out.into_bytes();
+        let at = rng.below(bytes.len());
+        bytes[at] = b"{}[],:\"\\ x1"[rng.below(11)];
+        return String::from_utf8_lossy(&bytes).into_owned();
+    }
+    out
+}
+
+/// The row spans of a line file, as the reference reads them.
+fn spans(path: &Path, data: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    walk_rows(path, data, layout(path, data), |s, e| {
+        out.push((s, e));
+        Ok(())
+    })
+    .expect("rows are delimited");
+    out
+}
+
+/// Compares the walk with the reference on `data`; true when the walk answered.
+fn agree(path: &Path, data: &[u8], spans: &[(usize, usize)]) -> bool {
+    let fast = infer_rows(data, spans);
+    let slow = slow_schema(path, "ndjson", data, spans);
+    let text = String::from_utf8_lossy(data);
+    match (&fast, &slow) {
+        (Some(f), Ok(s)) => {
+            assert_eq!(&f.schema, s, "the walk's schema differs on\n{text}");
+            let strict =
+                arrow_json::reader::infer_json_schema_from_iterator(spans.iter().map(|&(s, e)| {
+                    serde_json::from_slice::<serde_json::Value>(&data[s..e])
+                        .map_err(|e| arrow_schema::ArrowError::JsonError(e.to_string()))
+                }));
+            assert_eq!(f.widened, strict.is_err(), "widened differs on\n{text}");
+        }
+        (Some(f), Err(e)) => {
+            panic!("the walk answered {f:?} where the reference fails ({e}) on\n{text}")
+        }
+        (None, _) => {}
+    }
+    fast.is_some()
+}
+
+#[test]
+fn random_documents_infer_as_the_reference() {
+    let path = Path::new("t.ndjson");
+    let mut rng = XorShift(0x5eed_0f1a_5700);
+    let cases = stress_cases(4000);
+    let mut answered = 0;
+    for _ in 0..cases {
+        let text = random_file(&mut rng);
+        let data = text.as_bytes();
+        if agree(path, data, &spans(path, data)) {
+            answered += 1;
+        }
+    }
+    eprintln!("the walk answered {answered} of {cases} random files");
+    // Most files are valid JSON without duplicate names: the walk must take them.
+    assert!(
+        answered * 3 > cases,
+        "the walk answered {answered} of {cases}"
+    );
+}
+
+#[test]
+fn corner_cases_infer_as_the_reference() {
+    let path = Path::new("t.ndjson");
+    let cases: &[&str] = &[
+        "{\"b\":1,\"a\":2}\n{\"d\":1,\"c\":2,\"a\":3}",
+        "{\"a\":[1]}\n{\"a\":2}",
+        "{\"a\":2}\n{\"a\":[1.5]}",
+        "{\"a\":[[1]]}\n{\"a\":2}",
+        "{\"a\":[[1]]}\n{\"a\":[2]}",
+        "{\"a\":[{\"x\":1}]}\n{\"a\":2}",
+        "{\"a\":{\"x\":1}}\n{\"a\":[1]}",
+        "{\"a\":[null]}\n{\"a\":[]}",
+        "{\"a\":[]}\n{\"a\":[[]]}",
+        "{\"a\":[1,[2]]}",
+        "{\"a\":[[1],2]}",
+        "{\"a\":[{\"x\":1},2]}",
+        "{\"a\":[{\"y\":1,\"x\":[true]},{\"z\":{}}]}",
+        "{\"a\":1,\"a\":\"x\"}",
+        "{\"a\":1,\"\\u0061\":\"x\"}",
+        "{\"\\u00e9\":1}\n{\"\u{e9}\":2.5}",
+        "{\"a\":-0}",
+        "{\"a\":1e5}",
+        "{\"a\":9223372036854775808}",
+        "{\"a\":-9223372036854775808}",
+        "{\"a\":1e400}",
+        "[1]",
+        "{\"a\":1} x",
+        "{\"a\":1,}",
+        "{\"a\":[1,]}",
+        "{}\n{}",
+        "{\"a\":null}",
+        "{\"a\":\"x\"}\n{\"a\":true}\n{\"a\":{\"b\":1}}",
+    ];
+    for c in cases {
+        agree(path, c.as_bytes(), &spans(path, c.as_bytes()));
+    }
+    // Deep nesting goes to the reference, which refuses depth 128.
+    let deep = format!("{{\"a\":{}1{}}}", "[".repeat(130), "]".repeat(130));
+    assert!(!agree(path, deep.as_bytes(), &spans(path, deep.as_bytes())));
+}
+
+/// Every JSON file of the conformance corpus, read in place.
+#[test]
+fn conformance_files_infer_as_the_reference() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance");
+    if !root.is_dir() {
+        eprintln!("skipped: no conformance corpus at {}", root.display());
+        return;
+    }
+    let mut files = Vec::new();
+    let mut dirs = vec![root.join("lake/lake"), root.join("external")];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("json" | "ndjson" | "jsonl")
+            ) {
+                files.push(p);
+            }
+        }
+    }
+    let (mut checked, mut answered) = (0, 0);
+    for p in &files {
+        let Ok(data) = std::fs::read(p) else {
+            continue;
+        };
+        let mut spans = Vec::new();
+        let delimited = walk_rows(p, &data, layout(p, &data), |s, e| {
+            spans.push((s, e));
+            Ok(())
+        });
+        if delimited.is_err() {
+            continue;
+        }
+        checked += 1;
+        if agree(p, &data, &spans) {
+            answered += 1;
+        }
+    }
+    eprintln!("{checked} conformance JSON files compared, {answered} taken by the walk");
+    assert!(checked > 20 && answered > 10);
+}
