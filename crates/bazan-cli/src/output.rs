@@ -8,6 +8,68 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use bazan::rows;
 
+/// Standard output for commands that write much data (`tsfile query`): on Unix a duplicate
+/// of file descriptor 1 written directly, because `Stdout` is line-buffered and scans every
+/// write for its last newline, splitting binary output (Arrow IPC) into extra small writes
+/// there; elsewhere `Stdout` itself. Wrap it in one large `BufWriter`.
+pub(crate) enum RawStdout {
+    /// A duplicate of file descriptor 1.
+    #[cfg(unix)]
+    Fd(std::fs::File),
+    /// The standard library's handle (other platforms, or when `dup` fails).
+    Std(io::Stdout),
+}
+
+/// Standard output for large writes; see [`RawStdout`].
+pub(crate) fn raw_stdout() -> RawStdout {
+    let out = io::stdout();
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        // Nothing may stay buffered in `Stdout` ahead of the direct writes.
+        if out.lock().flush().is_ok()
+            && let Ok(fd) = out.as_fd().try_clone_to_owned()
+        {
+            return RawStdout::Fd(std::fs::File::from(fd));
+        }
+    }
+    RawStdout::Std(out)
+}
+
+impl Write for RawStdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            #[cfg(unix)]
+            RawStdout::Fd(f) => f.write(buf),
+            RawStdout::Std(s) => s.write(buf),
+        }
+    }
+
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            #[cfg(unix)]
+            RawStdout::Fd(f) => f.write_vectored(bufs),
+            RawStdout::Std(s) => s.write_vectored(bufs),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            #[cfg(unix)]
+            RawStdout::Fd(f) => f.write_all(buf),
+            RawStdout::Std(s) => s.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            #[cfg(unix)]
+            RawStdout::Fd(f) => f.flush(),
+            RawStdout::Std(s) => s.flush(),
+        }
+    }
+}
+
 /// How rows are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub(crate) enum Format {

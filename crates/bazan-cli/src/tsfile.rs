@@ -10,7 +10,7 @@ use bazan::tsfile::{self as ts, Query};
 use serde_json::Value;
 
 use crate::Outcome;
-use crate::output::{Format, RowWriter};
+use crate::output::{Format, RawStdout, RowWriter, raw_stdout};
 use crate::read::quiet_broken_pipe;
 
 /// Arguments of `bazan tsfile`.
@@ -221,8 +221,8 @@ fn query(q: &QueryArgs) -> anyhow::Result<Outcome> {
 /// stream, or rows.
 enum Sink {
     Empty(QueryFormat),
-    Arrow(Box<bazan::ipc::StreamWriter<io::BufWriter<io::Stdout>>>),
-    Rows(RowWriter<io::BufWriter<io::Stdout>>),
+    Arrow(Box<bazan::ipc::StreamWriter<io::BufWriter<RawStdout>>>),
+    Rows(RowWriter<io::BufWriter<RawStdout>>),
 }
 
 fn arrow_io(e: bazan::ArrowError) -> io::Error {
@@ -234,7 +234,7 @@ fn arrow_io(e: bazan::ArrowError) -> io::Error {
 
 impl Sink {
     fn open(format: QueryFormat, schema: &bazan::SchemaRef) -> io::Result<Sink> {
-        let out = io::BufWriter::with_capacity(1 << 16, io::stdout());
+        let out = io::BufWriter::with_capacity(1 << 16, raw_stdout());
         Ok(match format {
             QueryFormat::Arrow => {
                 let w = bazan::ipc::StreamWriter::try_new(out, schema).map_err(arrow_io)?;

@@ -9,8 +9,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::builder::StringBuilder;
-use arrow_array::{ArrayRef, Int64Array, RecordBatch, RecordBatchOptions, new_null_array};
+use arrow_array::{
+    ArrayRef, Int64Array, RecordBatch, RecordBatchOptions, StringArray, new_null_array,
+};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use tsfile_format::schema::ColumnCategory;
 use tsfile_format::types::TSDataType;
@@ -235,15 +236,7 @@ impl TsFileReader {
                     }
                 }
                 TableColumn::Tag(i) => {
-                    let value = segments.get(*i).cloned().flatten();
-                    let mut b = StringBuilder::with_capacity(
-                        rows,
-                        rows * value.as_ref().map_or(0, String::len),
-                    );
-                    for _ in 0..rows {
-                        b.append_option(value.as_deref());
-                    }
-                    Arc::new(b.finish())
+                    tag_column(segments.get(*i).and_then(Option::as_deref), rows)?
                 }
                 TableColumn::Field(_) => match fields.next() {
                     Some(mut b) => b.finish(),
@@ -380,6 +373,23 @@ impl TsFileReader {
         }
         u64::from(series.meta.statistics.count).min(self.file_len()) as usize
     }
+}
+
+/// A TAG column: the device's value `value` (`None` = null) repeated `rows` times, built
+/// whole rather than row by row.
+fn tag_column(value: Option<&str>, rows: usize) -> Result<ArrayRef> {
+    let Some(value) = value else {
+        return Ok(new_null_array(&DataType::Utf8, rows));
+    };
+    // `new_repeated` panics when the values outgrow 32-bit offsets.
+    let total = rows.checked_mul(value.len());
+    if total.is_none_or(|t| i32::try_from(t).is_err()) {
+        return Err(Error::Request(format!(
+            "{rows} rows of a {}-byte tag exceed 2 GiB",
+            value.len()
+        )));
+    }
+    Ok(Arc::new(StringArray::new_repeated(value, rows)))
 }
 
 fn arrow_select_concat(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<RecordBatch> {
