@@ -25,6 +25,7 @@ use std::sync::OnceLock;
 
 use arrow_schema::{DataType, Field, Fields, Schema};
 
+use crate::locator::{ColumnStats, Stats, StatsColumns};
 use crate::text::scan::json_string_scan;
 
 /// Scalar type bits of an inferred scalar set (arrow-json's `HashSet<DataType>`).
@@ -69,6 +70,61 @@ struct Entry {
     stamp: u64,
     /// A top-level member whose types arrow-json cannot join (widened to Utf8).
     widened: bool,
+    /// The bounds of a top-level member's scalar values (with statistics).
+    bounds: Option<Box<Bounds>>,
+}
+
+/// The bounds of the scalar values of one top-level member, for each column type it may end
+/// up with (the values as arrow-json decodes them into that type).
+#[derive(Debug, Clone, Default)]
+struct Bounds {
+    /// Integers (an Int64 column).
+    int: Option<(i64, i64)>,
+    /// Numbers as `f64` (a Float64 column).
+    float: Option<(f64, f64)>,
+    /// A number read as `-0.0` (whose order against `0.0` is not decided here).
+    neg_zero: bool,
+    /// Strings, decoded (a Utf8 column).
+    text: Option<(Vec<u8>, Vec<u8>)>,
+    /// A number or boolean (a Utf8 column then holds their text: left to the reference).
+    other: bool,
+}
+
+impl Bounds {
+    fn number(&mut self, n: Number) {
+        let f = match n {
+            Number::Int(v) => {
+                self.int = Some(self.int.map_or((v, v), |(l, h)| (l.min(v), h.max(v))));
+                v as f64
+            }
+            Number::Float(f) => f,
+        };
+        self.neg_zero |= f == 0.0 && f.is_sign_negative();
+        self.float = Some(self.float.map_or((f, f), |(l, h)| (l.min(f), h.max(f))));
+        self.other = true;
+    }
+
+    fn text(&mut self, v: &[u8]) {
+        match &mut self.text {
+            None => self.text = Some((v.to_vec(), v.to_vec())),
+            Some((lo, hi)) => {
+                if v < lo.as_slice() {
+                    *lo = v.to_vec();
+                } else if v > hi.as_slice() {
+                    *hi = v.to_vec();
+                }
+            }
+        }
+    }
+}
+
+/// A number as arrow-json decodes it.
+#[derive(Debug, Clone, Copy)]
+enum Number {
+    /// An integer serde_json keeps as an `i64`.
+    Int(i64),
+    /// Any other number, correctly rounded.
+    Float(f64),
 }
 
 impl Obj {
@@ -102,6 +158,7 @@ impl Obj {
             ty: Ty::Any,
             stamp: 0,
             widened: false,
+            bounds: None,
         });
         if let Some(index) = &mut self.index {
             index.insert(key.into(), i);
@@ -141,9 +198,9 @@ enum Stop {
 type Walk<T> = std::result::Result<T, Stop>;
 
 /// arrow-json's `InferredType::merge`, case by case.
-fn merge(s: &mut Ty, o: Ty) -> Walk<()> {
+fn merge(s: &mut Ty, o: Ty, coerced: &mut bool) -> Walk<()> {
     match (s, o) {
-        (Ty::Array(s), Ty::Array(o)) => merge(s, *o),
+        (Ty::Array(s), Ty::Array(o)) => merge(s, *o, coerced),
         (Ty::Scalar(a), Ty::Scalar(b)) => {
             *a |= b;
             Ok(())
@@ -151,7 +208,7 @@ fn merge(s: &mut Ty, o: Ty) -> Walk<()> {
         (Ty::Object(a), Ty::Object(b)) => {
             for e in b.entries {
                 let i = a.find_or_push(&e.key, usize::MAX);
-                merge(&mut a.entries[i].ty, e.ty)?;
+                merge(&mut a.entries[i].ty, e.ty, coerced)?;
             }
             Ok(())
         }
@@ -160,9 +217,13 @@ fn merge(s: &mut Ty, o: Ty) -> Walk<()> {
             Ok(())
         }
         (_, Ty::Any) => Ok(()),
-        (Ty::Array(inner), o @ Ty::Scalar(_)) => merge(inner, o),
+        (Ty::Array(inner), o @ Ty::Scalar(_)) => {
+            *coerced = true;
+            merge(inner, o, coerced)
+        }
         (s @ Ty::Scalar(_), Ty::Array(mut inner)) => {
-            merge(&mut inner, s.clone())?;
+            *coerced = true;
+            merge(&mut inner, s.clone(), coerced)?;
             *s = Ty::Array(inner);
             Ok(())
         }
@@ -172,7 +233,7 @@ fn merge(s: &mut Ty, o: Ty) -> Walk<()> {
 
 /// arrow-json's `set_object_scalar_field_type`.
 #[inline]
-fn scalar(ty: &mut Ty, bit: u8) -> Walk<()> {
+fn scalar(ty: &mut Ty, bit: u8, coerced: &mut bool) -> Walk<()> {
     match ty {
         Ty::Scalar(b) => {
             *b |= bit;
@@ -182,7 +243,7 @@ fn scalar(ty: &mut Ty, bit: u8) -> Walk<()> {
             *ty = Ty::Scalar(bit);
             Ok(())
         }
-        Ty::Array(_) => merge(ty, Ty::Scalar(bit)),
+        Ty::Array(_) => merge(ty, Ty::Scalar(bit), coerced),
         Ty::Object(_) => Err(Stop::Incompatible),
     }
 }
@@ -250,15 +311,20 @@ pub(crate) struct Inferrer {
     stamp: u64,
     sorted: bool,
     null_array: bool,
+    stats: bool,
+    coerced: bool,
 }
 
-impl Default for Inferrer {
-    fn default() -> Self {
+impl Inferrer {
+    /// A new inference; with `stats`, top-level members keep their values' bounds.
+    pub(crate) fn new(stats: bool) -> Self {
         Inferrer {
             top: Obj::default(),
             stamp: 0,
             sorted: sorted_maps(),
             null_array: false,
+            stats,
+            coerced: false,
         }
     }
 }
@@ -275,6 +341,8 @@ impl Inferrer {
             sorted: self.sorted,
             null_array: false,
             check_names: false,
+            stats: self.stats,
+            coerced: false,
         };
         if data.get(start) != Some(&b'{') {
             return None;
@@ -282,9 +350,51 @@ impl Inferrer {
         let r = w.collect(&mut self.top, true);
         self.stamp = w.stamp;
         self.null_array |= w.null_array;
+        self.coerced |= w.coerced;
         r.ok()?;
         w.ws();
         (w.pos == end).then_some(())
+    }
+
+    /// The statistics [`crate::stats::StatsBuilder`] gives from decoding the rows under
+    /// `schema` (the inferred schema after `null_to_utf8`) for the columns `wanted`; `None`
+    /// when the reference must decode them: a widened member or a list that met a scalar
+    /// (the decoder rewrites or refuses such rows), a Utf8 column holding numbers or
+    /// booleans, a Float64 bound at zero with a `-0` among the values.
+    pub(crate) fn stats(&self, schema: &Schema, wanted: &StatsColumns) -> Option<Stats> {
+        if !self.stats || self.coerced || self.top.entries.iter().any(|e| e.widened) {
+            return None;
+        }
+        let mut out = Stats::new();
+        for (f, e) in schema.fields().iter().zip(&self.top.entries) {
+            if !wanted.wants(f.name()) {
+                continue;
+            }
+            let Some(b) = &e.bounds else {
+                continue;
+            };
+            let s = match f.data_type() {
+                DataType::Int64 => b.int.map(|(min, max)| ColumnStats::Int { min, max }),
+                DataType::Float64 => match b.float {
+                    Some((lo, hi)) if b.neg_zero && (lo == 0.0 || hi == 0.0) => return None,
+                    Some((min, max)) => Some(ColumnStats::Float { min, max }),
+                    None => None,
+                },
+                DataType::Utf8 if b.other => return None,
+                DataType::Utf8 => match &b.text {
+                    Some((lo, hi)) => Some(ColumnStats::Str {
+                        min_str: String::from_utf8(lo.clone()).ok()?,
+                        max_str: String::from_utf8(hi.clone()).ok()?,
+                    }),
+                    None => None,
+                },
+                _ => None,
+            };
+            if let Some(s) = s {
+                out.insert(f.name().clone(), s);
+            }
+        }
+        Some(out)
     }
 
     /// The inferred schema.
@@ -315,11 +425,17 @@ impl Inferrer {
 /// The inference of the row values `spans` of `data`; `None` when the reference path must
 /// run.
 pub(crate) fn infer_rows(data: &[u8], spans: &[(usize, usize)]) -> Option<Inferred> {
-    let mut inf = Inferrer::default();
+    Some(infer_state(data, spans, false)?.finish())
+}
+
+/// The inference state after the row values `spans` of `data` (see [`infer_rows`]); with
+/// `stats`, top-level members keep their values' bounds for [`Inferrer::stats`].
+pub(crate) fn infer_state(data: &[u8], spans: &[(usize, usize)], stats: bool) -> Option<Inferrer> {
+    let mut inf = Inferrer::new(stats);
     for &(s, e) in spans {
         inf.row(data, s, e)?;
     }
-    Some(inf.finish())
+    Some(inf)
 }
 
 /// A validating walk over one row value.
@@ -332,6 +448,10 @@ struct Walker<'a> {
     null_array: bool,
     /// Names of objects skipped by [`Walker::skip_value`] are checked for duplicates.
     check_names: bool,
+    /// Top-level members keep the bounds of their values.
+    stats: bool,
+    /// A list met a scalar (arrow-json's decoder may refuse such rows).
+    coerced: bool,
 }
 
 #[inline]
@@ -443,7 +563,13 @@ impl Walker<'_> {
     }
 
     /// The number at `pos`: [`INT`] when `serde_json` reads it as an `i64`, else [`FLOAT`].
+    #[inline]
     fn number(&mut self) -> Walk<u8> {
+        self.number_value(false).map(|(bit, _)| bit)
+    }
+
+    /// [`Walker::number`], and with `value` the number as arrow-json decodes it.
+    fn number_value(&mut self, value: bool) -> Walk<(u8, Option<Number>)> {
         let d = self.d;
         let start = self.pos;
         let mut p = start;
@@ -499,16 +625,25 @@ impl Walker<'_> {
             // Out of range is an error of serde_json's: decided by a correctly rounded
             // parse, as serde_json's (float_roundtrip) is; long texts go to the reference.
             let text = std::str::from_utf8(&d[start..p]).map_err(|_| Stop::Bail)?;
-            if p - start > 40 || !text.parse::<f64>().is_ok_and(f64::is_finite) {
+            let f = text.parse::<f64>().map_err(|_| Stop::Bail)?;
+            if p - start > 40 || !f.is_finite() {
                 return Err(Stop::Bail);
             }
-            return Ok(FLOAT);
+            return Ok((FLOAT, Some(Number::Float(f))));
         }
         if int_digits > 300 {
             return Err(Stop::Bail);
         }
+        let parsed = || -> Walk<Option<Number>> {
+            if !value {
+                return Ok(None);
+            }
+            let text = std::str::from_utf8(&d[start..p]).map_err(|_| Stop::Bail)?;
+            let f = text.parse::<f64>().map_err(|_| Stop::Bail)?;
+            Ok(Some(Number::Float(f)))
+        };
         if float {
-            return Ok(FLOAT);
+            return Ok((FLOAT, parsed()?));
         }
         // An integer: serde_json keeps it as u64/i64 while it fits a u64.
         let mut v: u64 = 0;
@@ -518,16 +653,23 @@ impl Walker<'_> {
                 .and_then(|x| x.checked_add(u64::from(c - b'0')))
             {
                 Some(x) => v = x,
-                None => return Ok(FLOAT),
+                None => return Ok((FLOAT, parsed()?)),
             }
         }
-        Ok(if !neg {
-            if v <= i64::MAX as u64 { INT } else { FLOAT }
-        } else if v == 0 || v > 1u64 << 63 {
-            FLOAT
+        let int = if !neg {
+            v <= i64::MAX as u64
         } else {
-            INT
-        })
+            v != 0 && v <= 1u64 << 63
+        };
+        if !int {
+            return Ok((FLOAT, parsed()?));
+        }
+        let i = if neg {
+            (v as i64).wrapping_neg()
+        } else {
+            v as i64
+        };
+        Ok((INT, Some(Number::Int(i))))
     }
 
     /// The separator after an element or member: `true` after `,`, `false` after `close`.
@@ -647,6 +789,7 @@ impl Walker<'_> {
             self.ws();
             self.literal(b":")?;
             self.ws();
+            let stats = top && self.stats;
             let e = &mut obj.entries[i];
             if e.stamp == stamp {
                 // serde_json keeps the last value of a duplicate name only.
@@ -657,7 +800,12 @@ impl Walker<'_> {
                 self.skip_value()?;
             } else {
                 let (at, depth) = (self.pos, self.depth);
-                match self.member(&mut e.ty) {
+                let bounds = if stats {
+                    Some(&mut **e.bounds.get_or_insert_default())
+                } else {
+                    None
+                };
+                match self.member(&mut e.ty, bounds) {
                     Ok(()) => {}
                     Err(Stop::Incompatible) if top => {
                         // The value as serde_json reads it is the bytes' only when no object
@@ -687,7 +835,7 @@ impl Walker<'_> {
 
     /// One member value into its inferred type `ty` (the match of
     /// `collect_field_types_from_object`).
-    fn member(&mut self, ty: &mut Ty) -> Walk<()> {
+    fn member(&mut self, ty: &mut Ty, bounds: Option<&mut Bounds>) -> Walk<()> {
         match self.peek() {
             Some(b'[') => {
                 let ele = self.element_type()?;
@@ -699,9 +847,10 @@ impl Walker<'_> {
                     };
                 }
                 match ty {
-                    Ty::Array(inner) => merge(inner, ele),
+                    Ty::Array(inner) => merge(inner, ele, &mut self.coerced),
                     Ty::Scalar(_) => {
-                        merge(ty, ele)?;
+                        self.coerced = true;
+                        merge(ty, ele, &mut self.coerced)?;
                         *ty = Ty::Array(Box::new(ty.clone()));
                         Ok(())
                     }
@@ -718,21 +867,39 @@ impl Walker<'_> {
                 }
             }
             Some(b'"') => {
-                self.string()?;
-                scalar(ty, UTF8)
+                let (open, end, escaped) = self.string()?;
+                if let Some(b) = bounds {
+                    if escaped {
+                        let v = serde_json::from_slice::<String>(&self.d[open..end])
+                            .map_err(|_| Stop::Bail)?;
+                        b.text(v.as_bytes());
+                    } else {
+                        b.text(&self.d[open + 1..end - 1]);
+                    }
+                }
+                scalar(ty, UTF8, &mut self.coerced)
             }
             Some(b't') => {
                 self.literal(b"true")?;
-                scalar(ty, BOOL)
+                if let Some(b) = bounds {
+                    b.other = true;
+                }
+                scalar(ty, BOOL, &mut self.coerced)
             }
             Some(b'f') => {
                 self.literal(b"false")?;
-                scalar(ty, BOOL)
+                if let Some(b) = bounds {
+                    b.other = true;
+                }
+                scalar(ty, BOOL, &mut self.coerced)
             }
             Some(b'n') => self.literal(b"null"),
             Some(b'-' | b'0'..=b'9') => {
-                let bit = self.number()?;
-                scalar(ty, bit)
+                let (bit, n) = self.number_value(bounds.is_some())?;
+                if let (Some(b), Some(n)) = (bounds, n) {
+                    b.number(n);
+                }
+                scalar(ty, bit, &mut self.coerced)
             }
             _ => Err(Stop::Bail),
         }
@@ -755,7 +922,7 @@ impl Walker<'_> {
                         return Err(Stop::Incompatible);
                     }
                     let t = self.element_type()?;
-                    merge(&mut inner, t)?;
+                    merge(&mut inner, t, &mut self.coerced)?;
                     if !self.next(b']')? {
                         break;
                     }

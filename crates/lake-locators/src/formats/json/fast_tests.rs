@@ -7,8 +7,9 @@
 use std::path::Path;
 
 use super::*;
-use crate::formats::json::{layout, slow_schema, walk_rows};
+use crate::formats::json::{layout, slow_schema, slow_stats, walk_rows};
 use crate::testutil::{XorShift, stress_cases};
+use crate::text::infer::null_to_utf8;
 
 /// Scalar texts, tricky ones included (some are invalid JSON for serde_json).
 const SCALARS: &[&str] = &[
@@ -136,8 +137,86 @@ fn object(rng: &mut XorShift, depth: usize, out: &mut String) {
     out.push('}');
 }
 
+/// Scalars of one column type each: integers, numbers, strings (statistics come from them).
+const TYPED: &[&[&str]] = &[
+    &[
+        "0",
+        "7",
+        "-7",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "42",
+    ],
+    &[
+        "0",
+        "-7",
+        "2.5",
+        "1e5",
+        "-1E-3",
+        "0.0",
+        "18446744073709551616",
+        "-0.0",
+        "3",
+    ],
+    &[
+        "\"abc\"",
+        "\"\"",
+        "\"ab\"",
+        "\"\\u00e9t\\u00e9\"",
+        "\"\u{e9}t\u{e9}\"",
+        "\"\\ud83d\\ude00\"",
+        "\"\u{65e5}\"",
+        "\"a\\\"b\"",
+    ],
+];
+
+/// A random file of clean rows: valid JSON, each top-level name of one type (a typed
+/// scalar or a nested shape), nulls anywhere.
+fn clean_file(rng: &mut XorShift) -> String {
+    let kinds: Vec<usize> = KEYS.iter().map(|_| rng.below(5)).collect();
+    let rows = 1 + rng.below(12);
+    let mut out = String::new();
+    for _ in 0..rows {
+        let mut order: Vec<usize> = (0..KEYS.len()).filter(|_| rng.below(2) == 0).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.below(i + 1));
+        }
+        out.push('{');
+        for (i, &k) in order.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push('"');
+            out.push_str(KEYS[k]);
+            out.push_str("\":");
+            match kinds[k] {
+                _ if rng.below(8) == 0 => out.push_str("null"),
+                t @ 0..3 => out.push_str(TYPED[t][rng.below(TYPED[t].len())]),
+                3 => value(rng, 2, Some(4), &mut out),
+                _ => {
+                    // A list of one typed scalar.
+                    let t = k % 3;
+                    out.push('[');
+                    for j in 0..rng.below(3) {
+                        if j > 0 {
+                            out.push(',');
+                        }
+                        out.push_str(TYPED[t][rng.below(TYPED[t].len())]);
+                    }
+                    out.push(']');
+                }
+            }
+        }
+        out.push_str("}\n");
+    }
+    out
+}
+
 /// A random file of rows; `kinds` fixes a shape per top-level name for most rows.
 fn random_file(rng: &mut XorShift) -> String {
+    if rng.below(3) == 0 {
+        return clean_file(rng);
+    }
     let kinds: Vec<usize> = KEYS.iter().map(|_| rng.below(6)).collect();
     let consistent = rng.below(2) == 0;
     let rows = 1 + rng.below(8);
@@ -198,8 +277,35 @@ fn spans(path: &Path, data: &[u8]) -> Vec<(usize, usize)> {
     out
 }
 
+/// Compares the walk's statistics with the reference's on `data` (whose schemas agree);
+/// true when the walk answered.
+fn agree_stats(path: &Path, data: &[u8], spans: &[(usize, usize)], schema: &Schema) -> bool {
+    let schema = null_to_utf8(schema);
+    let text = String::from_utf8_lossy(data);
+    let mut answered = false;
+    let some = StatsColumns::Only(vec!["a".into(), "id".into(), "\u{e9}".into()]);
+    for wanted in [StatsColumns::All, some] {
+        let fast = infer_state(data, spans, true).and_then(|f| f.stats(&schema, &wanted));
+        if let Some(fast) = fast {
+            match slow_stats(path, "ndjson", data, spans, &schema, &wanted) {
+                Ok(slow) => assert_eq!(fast, slow, "the walk's statistics differ on\n{text}"),
+                Err(e) => panic!(
+                    "the walk's statistics {fast:?} where the reference fails ({e}) on\n{text}"
+                ),
+            }
+            answered = true;
+        }
+    }
+    answered
+}
+
 /// Compares the walk with the reference on `data`; true when the walk answered.
 fn agree(path: &Path, data: &[u8], spans: &[(usize, usize)]) -> bool {
+    agree_all(path, data, spans).0
+}
+
+/// [`agree`], and whether the walk answered the statistics too.
+fn agree_all(path: &Path, data: &[u8], spans: &[(usize, usize)]) -> (bool, bool) {
     let fast = infer_rows(data, spans);
     let slow = slow_schema(path, "ndjson", data, spans);
     let text = String::from_utf8_lossy(data);
@@ -212,13 +318,14 @@ fn agree(path: &Path, data: &[u8], spans: &[(usize, usize)]) -> bool {
                         .map_err(|e| arrow_schema::ArrowError::JsonError(e.to_string()))
                 }));
             assert_eq!(f.widened, strict.is_err(), "widened differs on\n{text}");
+            return (true, agree_stats(path, data, spans, s));
         }
         (Some(f), Err(e)) => {
             panic!("the walk answered {f:?} where the reference fails ({e}) on\n{text}")
         }
         (None, _) => {}
     }
-    fast.is_some()
+    (false, false)
 }
 
 #[test]
@@ -226,15 +333,19 @@ fn random_documents_infer_as_the_reference() {
     let path = Path::new("t.ndjson");
     let mut rng = XorShift(0x5eed_0f1a_5700);
     let cases = stress_cases(4000);
-    let mut answered = 0;
+    let (mut answered, mut with_stats) = (0, 0);
     for _ in 0..cases {
         let text = random_file(&mut rng);
         let data = text.as_bytes();
-        if agree(path, data, &spans(path, data)) {
-            answered += 1;
-        }
+        let (schema, stats) = agree_all(path, data, &spans(path, data));
+        answered += usize::from(schema);
+        with_stats += usize::from(stats);
     }
-    eprintln!("the walk answered {answered} of {cases} random files");
+    eprintln!("the walk answered {answered} of {cases} random files, {with_stats} with statistics");
+    assert!(
+        with_stats * 8 > cases,
+        "statistics answered {with_stats} of {cases}"
+    );
     // Most files are valid JSON without duplicate names: the walk must take them.
     assert!(
         answered * 3 > cases,

@@ -567,11 +567,35 @@ fn slow_schema_and_stats(
         values.push((s, e));
         Ok(())
     })?;
-    let schema = null_to_utf8(&reference_schema(path, format, data, &values)?);
+    // The byte walk of `fast` when it covers the rows, else the reference: arrow-json's
+    // inference over `serde_json` values with the widening of `widen` (which also reports
+    // what the walk leaves to it).
+    let fast = fast::infer_state(data, &values, !wanted.is_none());
+    let schema = match &fast {
+        Some(f) => null_to_utf8(&f.finish().schema),
+        None => null_to_utf8(&slow_schema(path, format, data, &values)?),
+    };
     if wanted.is_none() {
         return Ok((schema, None));
     }
-    let mut builder = StatsBuilder::new(&schema, wanted);
+    if let Some(stats) = fast.as_ref().and_then(|f| f.stats(&schema, wanted)) {
+        return Ok((schema, Some(stats)));
+    }
+    let stats = slow_stats(path, format, data, &values, &schema, wanted)?;
+    Ok((schema, Some(stats)))
+}
+
+/// The statistics of the rows `values` decoded by arrow-json under `schema` (the reference
+/// of [`fast::Inferrer::stats`]).
+fn slow_stats(
+    path: &Path,
+    format: &'static str,
+    data: &[u8],
+    values: &[(usize, usize)],
+    schema: &SchemaRef,
+    wanted: &StatsColumns,
+) -> Result<crate::locator::Stats> {
+    let mut builder = StatsBuilder::new(schema, wanted);
     let mut buf = Vec::new();
     for chunk in values.chunks(8192) {
         buf.clear();
@@ -579,26 +603,11 @@ fn slow_schema_and_stats(
             buf.extend_from_slice(&data[s..e]);
             buf.push(b'\n');
         }
-        if let Some(batch) = widen::decode(path, format, &schema, &buf, chunk.len(), None)? {
+        if let Some(batch) = widen::decode(path, format, schema, &buf, chunk.len(), None)? {
             builder.update(&batch);
         }
     }
-    Ok((schema, Some(builder.finish())))
-}
-
-/// The schema of the row values `values` of `data`: from the byte walk of [`fast`] when it
-/// covers them, else from arrow-json's inference over `serde_json` values with the widening
-/// of [`widen`] (the reference, which reports what the walk leaves to it).
-fn reference_schema(
-    path: &Path,
-    format: &'static str,
-    data: &[u8],
-    values: &[(usize, usize)],
-) -> Result<arrow_schema::Schema> {
-    if let Some(inferred) = fast::infer_rows(data, values) {
-        return Ok(inferred.schema);
-    }
-    slow_schema(path, format, data, values)
+    Ok(builder.finish())
 }
 
 /// arrow-json's inference over `serde_json` values of the rows `values`, with members whose
