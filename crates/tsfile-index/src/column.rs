@@ -8,14 +8,13 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    ArrayBuilder, BinaryBuilder, BooleanBuilder, Date32Builder, Float32Builder, Float64Builder,
-    Int32Builder, Int64Builder, StringBuilder,
+    ArrayBuilder, BinaryBuilder, BooleanBuilder, Date32Builder, NullBufferBuilder, StringBuilder,
 };
 use arrow_array::types::{
-    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
-    TimestampSecondType,
+    Float32Type, Float64Type, Int32Type, Int64Type, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
 };
-use arrow_array::{ArrayRef, Int64Array};
+use arrow_array::{ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, Int64Array, PrimitiveArray};
 use arrow_schema::TimeUnit;
 use tsfile_format::encoding::{Decoder, ValueDecoder};
 use tsfile_format::types::TSDataType;
@@ -70,15 +69,111 @@ pub fn skip_values(decoder: &mut ValueDecoder<'_>, n: usize, at: u64) -> Result<
     Ok(())
 }
 
+/// The values of a numeric column and their validity. Unlike Arrow's primitive builders
+/// the values are a `Vec`, so page decoders append to it directly (no decoded copy of the
+/// page in between); a null holds `T::default()`, as in Arrow's builders.
+#[derive(Debug)]
+struct Values<T> {
+    values: Vec<T>,
+    nulls: NullBufferBuilder,
+}
+
+impl<T: Copy + Default> Values<T> {
+    fn with_capacity(capacity: usize) -> Self {
+        Self {
+            values: Vec::with_capacity(capacity),
+            nulls: NullBufferBuilder::new(capacity),
+        }
+    }
+
+    fn append_nulls(&mut self, n: usize) {
+        self.values.resize(self.values.len() + n, T::default());
+        self.nulls.append_n_nulls(n);
+    }
+
+    fn append_slice(&mut self, v: &[T]) {
+        self.values.extend_from_slice(v);
+        self.nulls.append_n_non_nulls(v.len());
+    }
+
+    /// Decodes the `present` values of rows `rows` of an aligned value page (`bitmap` is its
+    /// MSB-first presence bitmap, the decoder stands at the first of them) straight into
+    /// the column, then spreads them over their rows from the back, nulls in between.
+    fn decode_masked(
+        &mut self,
+        d: &mut (dyn Decoder<T> + '_),
+        present: usize,
+        bitmap: &[u8],
+        rows: std::ops::Range<usize>,
+        at: u64,
+    ) -> Result<()> {
+        let start = self.values.len();
+        let got = d.decode_all(&mut self.values, present)?;
+        if got < present {
+            self.values.truncate(start);
+            return Err(Error::corrupt(
+                "page values",
+                at,
+                format!("the value stream ends after {got} of {present} values"),
+            ));
+        }
+        let n = rows.len();
+        if present == n {
+            self.nulls.append_n_non_nulls(n);
+            return Ok(());
+        }
+        self.values.resize(start + n, T::default());
+        // Row i of the window moves to start + i from its value's place, which is never
+        // after it, so a backward pass moves each value once.
+        let mut src = start + present;
+        for (i, row) in rows.clone().enumerate().rev() {
+            let dst = start + i;
+            if is_present(bitmap, row) {
+                if src == start {
+                    self.values.truncate(start);
+                    return Err(Error::corrupt(
+                        "value page",
+                        at,
+                        format!("bitmap marks more rows present than the {present} values decoded"),
+                    ));
+                }
+                src -= 1;
+                self.values[dst] = self.values[src];
+            } else {
+                self.values[dst] = T::default();
+            }
+        }
+        let mut row = rows.start;
+        while row < rows.end {
+            let p = is_present(bitmap, row);
+            let end = run_end(bitmap, row, rows.end, p);
+            if p {
+                self.nulls.append_n_non_nulls(end - row);
+            } else {
+                self.nulls.append_n_nulls(end - row);
+            }
+            row = end;
+        }
+        Ok(())
+    }
+
+    fn finish<P: ArrowPrimitiveType<Native = T>>(&mut self) -> PrimitiveArray<P>
+    where
+        T: ArrowNativeTypeOp,
+    {
+        PrimitiveArray::new(std::mem::take(&mut self.values).into(), self.nulls.finish())
+    }
+}
+
 /// The Arrow builder behind a [`ColumnBuilder`].
 #[derive(Debug)]
 enum Inner {
     Boolean(BooleanBuilder),
-    Int32(Int32Builder),
-    Int64(Int64Builder),
-    Timestamp(Int64Builder, TimeRepr),
-    Float(Float32Builder),
-    Double(Float64Builder),
+    Int32(Values<i32>),
+    Int64(Values<i64>),
+    Timestamp(Values<i64>, TimeRepr),
+    Float(Values<f32>),
+    Double(Values<f64>),
     Utf8(StringBuilder),
     Binary(BinaryBuilder),
     Date(Date32Builder),
@@ -98,11 +193,11 @@ impl ColumnBuilder {
     pub fn new(data_type: TSDataType, time: TimeRepr, capacity: usize) -> Result<Self> {
         let inner = match data_type {
             TSDataType::Boolean => Inner::Boolean(BooleanBuilder::with_capacity(capacity)),
-            TSDataType::Int32 => Inner::Int32(Int32Builder::with_capacity(capacity)),
-            TSDataType::Int64 => Inner::Int64(Int64Builder::with_capacity(capacity)),
-            TSDataType::Timestamp => Inner::Timestamp(Int64Builder::with_capacity(capacity), time),
-            TSDataType::Float => Inner::Float(Float32Builder::with_capacity(capacity)),
-            TSDataType::Double => Inner::Double(Float64Builder::with_capacity(capacity)),
+            TSDataType::Int32 => Inner::Int32(Values::with_capacity(capacity)),
+            TSDataType::Int64 => Inner::Int64(Values::with_capacity(capacity)),
+            TSDataType::Timestamp => Inner::Timestamp(Values::with_capacity(capacity), time),
+            TSDataType::Float => Inner::Float(Values::with_capacity(capacity)),
+            TSDataType::Double => Inner::Double(Values::with_capacity(capacity)),
             TSDataType::Text | TSDataType::String => {
                 Inner::Utf8(StringBuilder::with_capacity(capacity, capacity * 8))
             }
@@ -188,6 +283,43 @@ impl ColumnBuilder {
         Ok(())
     }
 
+    /// Decodes the `present` values of rows `rows` of an aligned value page from `decoder`
+    /// (standing at the first of them; `bitmap` is the page's MSB-first presence bitmap and
+    /// `at` the value stream's offset) and appends the rows. Numeric columns receive the
+    /// values straight from the decoder; the others go through [`decode_values`] and
+    /// [`ColumnBuilder::append_masked`].
+    pub fn decode_masked(
+        &mut self,
+        decoder: &mut ValueDecoder<'_>,
+        present: usize,
+        bitmap: &[u8],
+        rows: std::ops::Range<usize>,
+        at: u64,
+    ) -> Result<()> {
+        let direct = match (&mut self.inner, &mut *decoder) {
+            (Inner::Int32(v), ValueDecoder::Int32(d)) => {
+                Some(v.decode_masked(d.as_mut(), present, bitmap, rows.clone(), at))
+            }
+            (Inner::Int64(v) | Inner::Timestamp(v, _), ValueDecoder::Int64(d)) => {
+                Some(v.decode_masked(d.as_mut(), present, bitmap, rows.clone(), at))
+            }
+            (Inner::Float(v), ValueDecoder::Float(d)) => {
+                Some(v.decode_masked(d.as_mut(), present, bitmap, rows.clone(), at))
+            }
+            (Inner::Double(v), ValueDecoder::Double(d)) => {
+                Some(v.decode_masked(d.as_mut(), present, bitmap, rows.clone(), at))
+            }
+            _ => None,
+        };
+        match direct {
+            Some(result) => result,
+            None => {
+                let values = decode_values(decoder, present, at)?;
+                self.append_masked(&values, 0, bitmap, rows)
+            }
+        }
+    }
+
     /// Appends rows `rows` of an aligned value page: `bitmap` is the page's MSB-first presence
     /// bitmap and `values[first_value..]` holds the values of the present rows from
     /// `rows.start` on, in row order (callers that skipped the values before the window pass 0,
@@ -233,10 +365,10 @@ impl ColumnBuilder {
     pub fn len(&self) -> usize {
         match &self.inner {
             Inner::Boolean(b) => b.len(),
-            Inner::Int32(b) => b.len(),
-            Inner::Int64(b) | Inner::Timestamp(b, _) => b.len(),
-            Inner::Float(b) => b.len(),
-            Inner::Double(b) => b.len(),
+            Inner::Int32(b) => b.values.len(),
+            Inner::Int64(b) | Inner::Timestamp(b, _) => b.values.len(),
+            Inner::Float(b) => b.values.len(),
+            Inner::Double(b) => b.values.len(),
             Inner::Utf8(b) => b.len(),
             Inner::Binary(b) => b.len(),
             Inner::Date(b) => b.len(),
@@ -252,11 +384,11 @@ impl ColumnBuilder {
     pub fn finish(&mut self) -> ArrayRef {
         match &mut self.inner {
             Inner::Boolean(b) => Arc::new(b.finish()),
-            Inner::Int32(b) => Arc::new(b.finish()),
-            Inner::Int64(b) => Arc::new(b.finish()),
-            Inner::Timestamp(b, repr) => time_array(b.finish(), *repr),
-            Inner::Float(b) => Arc::new(b.finish()),
-            Inner::Double(b) => Arc::new(b.finish()),
+            Inner::Int32(b) => Arc::new(b.finish::<Int32Type>()),
+            Inner::Int64(b) => Arc::new(b.finish::<Int64Type>()),
+            Inner::Timestamp(b, repr) => time_array(b.finish::<Int64Type>(), *repr),
+            Inner::Float(b) => Arc::new(b.finish::<Float32Type>()),
+            Inner::Double(b) => Arc::new(b.finish::<Float64Type>()),
             Inner::Utf8(b) => Arc::new(b.finish()),
             Inner::Binary(b) => Arc::new(b.finish()),
             Inner::Date(b) => Arc::new(b.finish()),
@@ -405,6 +537,75 @@ mod tests {
         let arr = b.finish();
         let arr = arr.as_any().downcast_ref::<Int32Array>().unwrap();
         assert_eq!(arr.iter().collect::<Vec<_>>(), vec![None, Some(8), Some(9)]);
+    }
+
+    /// A decoder over given values.
+    struct Given(Vec<i32>);
+
+    impl Decoder<i32> for Given {
+        fn decode(
+            &mut self,
+            out: &mut Vec<i32>,
+            max: usize,
+        ) -> tsfile_format::error::Result<usize> {
+            let n = max.min(self.0.len());
+            out.extend(self.0.drain(..n));
+            Ok(n)
+        }
+
+        fn skip(&mut self, n: usize) -> tsfile_format::error::Result<usize> {
+            let n = n.min(self.0.len());
+            self.0.drain(..n);
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn decoding_into_the_column_equals_appending_decoded_values() {
+        // Rows 0..9 present at 0, 2, 3, 5, 6, 8; the window 1..9 holds five of them.
+        let bitmap = [0b1011_0110u8, 0b1000_0000];
+        let values = vec![20, 30, 50, 60, 80];
+        let mut direct = ColumnBuilder::new(TSDataType::Int32, TimeRepr::default(), 0).unwrap();
+        direct.append_nulls(1);
+        let mut dec = ValueDecoder::Int32(Box::new(Given(values.clone())));
+        direct.decode_masked(&mut dec, 5, &bitmap, 1..9, 0).unwrap();
+        let mut dec = ValueDecoder::Int32(Box::new(Given(vec![7, 8])));
+        direct.decode_masked(&mut dec, 2, &[0xFF], 0..2, 0).unwrap();
+        let mut copied = ColumnBuilder::new(TSDataType::Int32, TimeRepr::default(), 0).unwrap();
+        copied.append_nulls(1);
+        let page = PageValues::Int32(values);
+        copied.append_masked(&page, 0, &bitmap, 1..9).unwrap();
+        copied
+            .append_masked(&PageValues::Int32(vec![7, 8]), 0, &[0xFF], 0..2)
+            .unwrap();
+        let (direct, copied) = (direct.finish(), copied.finish());
+        assert_eq!(direct.to_data(), copied.to_data());
+        let arr = direct.as_any().downcast_ref::<Int32Array>().unwrap();
+        assert_eq!(
+            arr.iter().collect::<Vec<_>>(),
+            vec![
+                None,
+                None,
+                Some(20),
+                Some(30),
+                None,
+                Some(50),
+                Some(60),
+                None,
+                Some(80),
+                Some(7),
+                Some(8)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_short_value_stream_is_an_error_when_decoding_into_the_column() {
+        let mut b = ColumnBuilder::new(TSDataType::Int32, TimeRepr::default(), 0).unwrap();
+        let mut dec = ValueDecoder::Int32(Box::new(Given(vec![1])));
+        let err = b.decode_masked(&mut dec, 2, &[0xC0], 0..2, 99).unwrap_err();
+        assert!(err.to_string().contains("ends after 1 of 2"), "{err}");
+        assert!(b.is_empty());
     }
 
     #[test]

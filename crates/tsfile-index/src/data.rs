@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use bytes::Bytes;
 use tsfile_format::chunk::{ChunkHeader, DataRecord};
 use tsfile_format::cursor::Cursor;
-use tsfile_format::encoding::decoder;
+use tsfile_format::encoding::{ValueDecoder, decoder};
 use tsfile_format::page::PageHeader;
 use tsfile_format::page_payload::{detect_time_encoding, split_aligned_value, split_non_aligned};
 use tsfile_format::statistics::Statistics;
@@ -390,16 +390,23 @@ impl TsFileReader {
                 &raw,
                 tp.payload_offset,
             )?;
+            // The page's times go straight into a buffer kept across pages.
             page_times.clear();
-            let tv = decode_values(&mut dec, rows, tp.payload_offset)?;
-            let crate::column::PageValues::Int64(tv) = tv else {
+            let ValueDecoder::Int64(tdec) = &mut dec else {
                 return Err(Error::corrupt(
                     "time page",
                     tp.offset,
                     "time values are not INT64",
                 ));
             };
-            page_times.extend_from_slice(&tv);
+            let got = tdec.decode_all(&mut page_times, rows)?;
+            if got < rows {
+                return Err(Error::corrupt(
+                    "page values",
+                    tp.payload_offset,
+                    format!("the value stream ends after {got} of {rows} values"),
+                ));
+            }
             let (a, b) = range.window(&page_times);
             if a == b {
                 continue;
@@ -437,8 +444,7 @@ impl TsFileReader {
                     page.values_offset,
                 )?;
                 skip_values(&mut dec, before, page.values_offset)?;
-                let vals = decode_values(&mut dec, inside, page.values_offset)?;
-                builder.append_masked(&vals, 0, page.bitmap, a..b)?;
+                builder.decode_masked(&mut dec, inside, page.bitmap, a..b, page.values_offset)?;
             }
         }
         Ok(())
