@@ -26,7 +26,7 @@ use std::sync::OnceLock;
 use arrow_schema::{DataType, Field, Fields, Schema};
 
 use crate::locator::{ColumnStats, Stats, StatsColumns};
-use crate::text::scan::json_string_scan;
+use crate::text::scan::zero_bytes;
 
 /// Scalar type bits of an inferred scalar set (arrow-json's `HashSet<DataType>`).
 const INT: u8 = 1;
@@ -65,6 +65,8 @@ struct Obj {
 #[derive(Debug, Clone)]
 struct Entry {
     key: Box<[u8]>,
+    /// The first (up to) 8 bytes of `key` ([`head`]).
+    head: u64,
     ty: Ty,
     /// The object visit that last saw this name (a second sighting is a duplicate name).
     stamp: u64,
@@ -131,15 +133,19 @@ impl Obj {
     /// The index of `key`, trying `hint` first.
     #[inline]
     fn find(&self, key: &[u8], hint: usize) -> Option<usize> {
+        let h = head(key);
+        let same = |e: &Entry| {
+            e.head == h && e.key.len() == key.len() && (key.len() <= 8 || e.key[8..] == key[8..])
+        };
         if let Some(e) = self.entries.get(hint)
-            && *e.key == *key
+            && same(e)
         {
             return Some(hint);
         }
         if let Some(index) = &self.index {
             return index.get(key).copied();
         }
-        self.entries.iter().position(|e| *e.key == *key)
+        self.entries.iter().position(same)
     }
 
     /// The index of `key`, appended as [`Ty::Any`] when new.
@@ -155,6 +161,7 @@ impl Obj {
         let i = self.entries.len();
         self.entries.push(Entry {
             key: key.into(),
+            head: head(key),
             ty: Ty::Any,
             stamp: 0,
             widened: false,
@@ -184,6 +191,15 @@ impl Obj {
             }
         }
     }
+}
+
+/// The first (up to) 8 bytes of `key` as a number (zero-padded): most names differ in it.
+#[inline]
+fn head(key: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    let n = key.len().min(8);
+    word[..n].copy_from_slice(&key[..n]);
+    u64::from_le_bytes(word)
 }
 
 /// Why a walk stopped.
@@ -503,10 +519,52 @@ fn valid_escaped(b: &[u8]) -> bool {
     true
 }
 
-/// True when `b` holds no control character (which `serde_json` refuses in strings).
+/// Marks with its high bit every byte of `x` below 0x20 (exactly).
+#[inline(always)]
+fn control_bytes(x: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const UP: u64 = 0x6060_6060_6060_6060;
+    !(((x & LOW7) + UP) | x | LOW7)
+}
+
+/// The end of the JSON string opened at `open` (past its closing quote) and whether it
+/// holds escapes; `None` when it never closes or holds a control character outside an
+/// escape (which `serde_json` refuses). Eight bytes at a time.
 #[inline]
-fn no_control(b: &[u8]) -> bool {
-    b.iter().fold(true, |ok, &c| ok & (c >= 0x20))
+fn string_end(d: &[u8], open: usize) -> Option<(usize, bool)> {
+    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
+    const SLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
+    let mut pos = open + 1;
+    let mut escaped = false;
+    loop {
+        if let Some(bytes) = d.get(pos..pos + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(bytes);
+            let w = u64::from_le_bytes(word);
+            let hits = zero_bytes(w ^ QUOTES) | zero_bytes(w ^ SLASHES) | control_bytes(w);
+            if hits == 0 {
+                pos += 8;
+                continue;
+            }
+            pos += (hits.trailing_zeros() / 8) as usize;
+        } else {
+            while let Some(&c) = d.get(pos) {
+                if c == b'"' || c == b'\\' || c < 0x20 {
+                    break;
+                }
+                pos += 1;
+            }
+        }
+        match d.get(pos)? {
+            b'"' => return Some((pos + 1, escaped)),
+            b'\\' => {
+                // A backslash escapes the next byte (checked by `valid_escaped`).
+                escaped = true;
+                pos += 2;
+            }
+            _ => return None,
+        }
+    }
 }
 
 impl Walker<'_> {
@@ -535,17 +593,8 @@ impl Walker<'_> {
     #[inline]
     fn string(&mut self) -> Walk<(usize, usize, bool)> {
         let open = self.pos;
-        let (end, escaped) = json_string_scan(self.d, open).ok_or(Stop::Bail)?;
-        if end > self.d.len() {
-            return Err(Stop::Bail);
-        }
-        let inside = &self.d[open + 1..end - 1];
-        let ok = if escaped {
-            valid_escaped(inside)
-        } else {
-            no_control(inside)
-        };
-        if !ok {
+        let (end, escaped) = string_end(self.d, open).ok_or(Stop::Bail)?;
+        if end > self.d.len() || (escaped && !valid_escaped(&self.d[open + 1..end - 1])) {
             return Err(Stop::Bail);
         }
         self.pos = end;

@@ -441,3 +441,38 @@ fn conformance_files_infer_as_the_reference() {
     eprintln!("{checked} conformance JSON files compared, {answered} taken by the walk");
     assert!(checked > 20 && answered > 10);
 }
+
+/// The word-at-a-time string scan against a byte loop, on byte soup with quotes,
+/// backslashes, control bytes and non-ASCII bytes at every offset.
+#[test]
+fn string_end_matches_a_byte_loop() {
+    let naive = |d: &[u8], open: usize| -> Option<(usize, bool)> {
+        let mut pos = open + 1;
+        let mut escaped = false;
+        loop {
+            match *d.get(pos)? {
+                b'"' => return Some((pos + 1, escaped)),
+                b'\\' => {
+                    escaped = true;
+                    pos += 2;
+                }
+                c if c < 0x20 => return None,
+                _ => pos += 1,
+            }
+        }
+    };
+    let alphabet = b"\"\\ab \x1f\x00\t\x7f\x80\xff\x20\x9f";
+    for seed in 0..stress_cases(3000) as u64 {
+        let soup = crate::testutil::byte_soup(seed + 1, 1 + (seed as usize % 40), alphabet);
+        let mut d = vec![b'"'];
+        d.extend_from_slice(&soup);
+        assert_eq!(string_end(&d, 0), naive(&d, 0), "on {d:?}");
+    }
+    for c in 0..=255u8 {
+        let w = u64::from_le_bytes([c, b'a', c, 0x20, 0x1f, c, 0xff, c]);
+        let marked = control_bytes(w);
+        for (i, b) in w.to_le_bytes().iter().enumerate() {
+            assert_eq!(marked >> (8 * i + 7) & 1 == 1, *b < 0x20, "byte {b:#x}");
+        }
+    }
+}
