@@ -632,6 +632,20 @@ fn check_buffers(
     len: u64,
     m: &StreamMessage,
 ) -> Result<()> {
+    check_buffers_with(path, format, m, |at| {
+        let b = read_at(path, format, file, len, at, 8, "buffer length prefix")?;
+        Ok(b.try_into().unwrap_or([0; 8]))
+    })
+}
+
+/// [`check_buffers`] with the 8 bytes at a file offset read by `prefix_at` (from the file,
+/// or from bytes of the message already in memory).
+fn check_buffers_with(
+    path: &Path,
+    format: &'static str,
+    m: &StreamMessage,
+    prefix_at: impl Fn(u64) -> Result<[u8; 8]>,
+) -> Result<()> {
     let bad = |msg: String| Error::malformed(path, format, msg).at_byte(m.offset);
     let message =
         arrow_ipc::root_as_message(&m.meta).map_err(|e| bad(format!("invalid message: {e}")))?;
@@ -659,8 +673,7 @@ fn check_buffers(
         }
         if length >= 8 {
             let at = body_start + offset;
-            let prefix = read_at(path, format, file, len, at, 8, "buffer length prefix")?;
-            let declared = i64::from_le_bytes(prefix.try_into().unwrap_or([0; 8]));
+            let declared = i64::from_le_bytes(prefix_at(at)?);
             if !(-1..=MAX_UNCOMPRESSED).contains(&declared) {
                 return Err(Error::malformed(
                     path,

@@ -1,6 +1,6 @@
 //! [`Locator::read_rows`](crate::Locator::read_rows) of Arrow IPC files: the footer is read
-//! and checked once, then only the record batches holding a wanted row are read (one
-//! positioned read of exactly the batch's bytes each), checked as a full read checks them,
+//! and checked once, then only the record batches holding a wanted row are read (one read
+//! of exactly the batch's bytes each), checked as a full read checks them (on those bytes),
 //! decoded with arrow-ipc's `FileDecoder` and cut down to the wanted rows.
 
 use std::fs::File;
@@ -10,7 +10,10 @@ use arrow_array::RecordBatch;
 use arrow_buffer::{Buffer, MutableBuffer};
 use arrow_ipc::reader::FileDecoder;
 
-use super::{FILE_FORMAT, FooterBlock, batch_rows, check_block, lib, read_footer};
+use super::{
+    CONTINUATION, FILE_FORMAT, FooterBlock, StreamMessage, batch_rows, check_block,
+    check_buffers_with, lib, read_footer,
+};
 use crate::columnar::{self, Projection};
 use crate::error::{Error, Result};
 use crate::locator::RowsRequest;
@@ -38,6 +41,47 @@ fn read_block(path: &Path, file: &File, len: u64, b: &FooterBlock) -> Result<Buf
         .and_then(|_| f.read_exact(buf.as_slice_mut()))
         .map_err(|e| Error::io(path, e))?;
     Ok(buf.into())
+}
+
+/// The checks of [`check_block`] on the block's bytes `buf`, already read: the message at
+/// the block's offset has the footer's lengths, and its compressed buffers are sound.
+fn check_in_memory(path: &Path, b: &FooterBlock, buf: &[u8]) -> Result<StreamMessage> {
+    let bad = |m: String| Error::malformed(path, FILE_FORMAT, m).at_byte(b.offset);
+    let meta = super::message_bytes(path, FILE_FORMAT, buf, b.offset)?;
+    if meta.is_empty() {
+        return Err(bad(
+            "a footer block points at an end-of-stream marker".into()
+        ));
+    }
+    let prefix = if buf.starts_with(&CONTINUATION) { 8 } else { 4 };
+    let message =
+        arrow_ipc::root_as_message(meta).map_err(|e| bad(format!("invalid message: {e}")))?;
+    let body =
+        u64::try_from(message.bodyLength()).map_err(|_| bad("negative body length".into()))?;
+    let total = (prefix + meta.len()) as u64 + body;
+    // arrow-ipc trusts the footer's lengths, so they must agree with the message.
+    if total != b.meta_len + b.body_len {
+        return Err(bad(format!(
+            "footer block says {} + {} bytes, the message at its offset has {total}",
+            b.meta_len, b.body_len
+        )));
+    }
+    let m = StreamMessage {
+        offset: b.offset,
+        total,
+        meta: meta.to_vec(),
+    };
+    check_buffers_with(path, FILE_FORMAT, &m, |at| {
+        let from = (at - b.offset) as usize;
+        buf.get(from..from + 8)
+            .and_then(|p| p.try_into().ok())
+            .ok_or_else(|| {
+                bad(format!(
+                    "buffer length prefix at byte {at} is outside the block"
+                ))
+            })
+    })?;
+    Ok(m)
 }
 
 fn ipc_block(b: &FooterBlock) -> arrow_ipc::Block {
@@ -87,12 +131,10 @@ pub(super) fn read_rows(path: &Path, request: &RowsRequest<'_>) -> Result<Vec<Re
     let mut out = Vec::new();
     for (index, range) in by_block(request.rows, &blocks) {
         let (block, fb) = (&blocks[index], &footer.blocks[index]);
-        check_block(path, &file, len, fb).map_err(|e| e.in_block(index as u64))?;
         let buf = read_block(path, &file, len, fb)?;
+        let msg = check_in_memory(path, fb, &buf).map_err(|e| e.in_block(index as u64))?;
         // The header must fit the schema before arrow-ipc trusts its buffers and lengths.
-        let meta = buf.get(..fb.meta_len as usize).unwrap_or_default();
-        let msg = super::message_bytes(path, FILE_FORMAT, meta, fb.offset)?;
-        let message = arrow_ipc::root_as_message(msg).map_err(|e| {
+        let message = arrow_ipc::root_as_message(&msg.meta).map_err(|e| {
             Error::malformed(path, FILE_FORMAT, format!("invalid message: {e}"))
                 .at_byte(fb.offset)
                 .in_block(index as u64)
