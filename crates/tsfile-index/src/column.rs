@@ -76,6 +76,8 @@ pub fn skip_values(decoder: &mut ValueDecoder<'_>, n: usize, at: u64) -> Result<
 struct Values<T> {
     values: Vec<T>,
     nulls: NullBufferBuilder,
+    /// Scratch of [`Values::decode_masked`]: `(first, end, present)` row runs of a page.
+    runs: Vec<(usize, usize, bool)>,
 }
 
 impl<T: Copy + Default> Values<T> {
@@ -83,6 +85,7 @@ impl<T: Copy + Default> Values<T> {
         Self {
             values: Vec::with_capacity(capacity),
             nulls: NullBufferBuilder::new(capacity),
+            runs: Vec::new(),
         }
     }
 
@@ -122,37 +125,45 @@ impl<T: Copy + Default> Values<T> {
             self.nulls.append_n_non_nulls(n);
             return Ok(());
         }
-        self.values.resize(start + n, T::default());
-        // Row i of the window moves to start + i from its value's place, which is never
-        // after it, so a backward pass moves each value once.
-        let mut src = start + present;
-        for (i, row) in rows.clone().enumerate().rev() {
-            let dst = start + i;
-            if is_present(bitmap, row) {
-                if src == start {
-                    self.values.truncate(start);
-                    return Err(Error::corrupt(
-                        "value page",
-                        at,
-                        format!("bitmap marks more rows present than the {present} values decoded"),
-                    ));
-                }
-                src -= 1;
-                self.values[dst] = self.values[src];
-            } else {
-                self.values[dst] = T::default();
-            }
-        }
+        // Runs of present rows and of nulls, then each run moved to its rows from the back:
+        // a value never moves to an earlier place, so a backward pass moves each once.
+        self.runs.clear();
+        let mut in_runs = 0;
         let mut row = rows.start;
         while row < rows.end {
             let p = is_present(bitmap, row);
             let end = run_end(bitmap, row, rows.end, p);
             if p {
-                self.nulls.append_n_non_nulls(end - row);
-            } else {
-                self.nulls.append_n_nulls(end - row);
+                in_runs += end - row;
             }
+            self.runs.push((row - rows.start, end - rows.start, p));
             row = end;
+        }
+        if in_runs != present {
+            self.values.truncate(start);
+            return Err(Error::corrupt(
+                "value page",
+                at,
+                format!("bitmap marks {in_runs} rows present where {present} values were decoded"),
+            ));
+        }
+        for &(a, b, p) in &self.runs {
+            if p {
+                self.nulls.append_n_non_nulls(b - a);
+            } else {
+                self.nulls.append_n_nulls(b - a);
+            }
+        }
+        self.values.resize(start + n, T::default());
+        let mut src = start + present;
+        for &(a, b, p) in self.runs.iter().rev() {
+            let (a, b) = (start + a, start + b);
+            if p {
+                src -= b - a;
+                self.values.copy_within(src..src + (b - a), a);
+            } else {
+                self.values[a..b].fill(T::default());
+            }
         }
         Ok(())
     }
