@@ -11,6 +11,11 @@ use crate::formats::json::{layout, slow_schema, slow_stats, walk_rows};
 use crate::testutil::{XorShift, stress_cases};
 use crate::text::infer::null_to_utf8;
 
+thread_local! {
+    /// Set by tests: the walk takes no row, so that every file runs the reference path.
+    pub(super) static REFERENCE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Scalar texts, tricky ones included (some are invalid JSON for serde_json).
 const SCALARS: &[&str] = &[
     "0",
@@ -473,6 +478,45 @@ fn string_end_matches_a_byte_loop() {
         let marked = control_bytes(w);
         for (i, b) in w.to_le_bytes().iter().enumerate() {
             assert_eq!(marked >> (8 * i + 7) & 1 == 1, *b < 0x20, "byte {b:#x}");
+        }
+    }
+}
+
+/// Whole indexes (rows, checkpoints, schema, statistics, errors) with the walk and with the
+/// reference path alone, for random files as line files and as arrays, at several strides.
+#[test]
+fn indexes_equal_the_reference_path() {
+    use crate::locator::IndexOptions;
+    let mut rng = XorShift(0x0dd_ba11_cafe);
+    let show = |r: crate::error::Result<crate::locator::FileIndex>| match r {
+        Ok(i) => format!("{i:?}"),
+        Err(e) => format!("error: {e}"),
+    };
+    for case in 0..stress_cases(1500) {
+        let mut text = String::new();
+        // Flat lines first now and then: the walk starts at the first nested line.
+        for _ in 0..rng.below(3) {
+            text.push_str("{\"a\":1,\"id\":\"x\"}\n");
+        }
+        text.push_str(&random_file(&mut rng));
+        let array = case % 4 == 3;
+        let (name, bytes) = if array {
+            let rows: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            ("t.json", format!("[{}]", rows.join(",\n")).into_bytes())
+        } else {
+            ("t.ndjson", text.into_bytes())
+        };
+        let path = Path::new(name);
+        for stats in [StatsColumns::All, StatsColumns::None] {
+            let options = IndexOptions {
+                stride: 1 + rng.below(4) as u64,
+                stats,
+            };
+            let fast = show(super::super::index_bytes(path, &bytes, &options));
+            REFERENCE_ONLY.with(|c| c.set(true));
+            let slow = show(super::super::index_bytes(path, &bytes, &options));
+            REFERENCE_ONLY.with(|c| c.set(false));
+            assert_eq!(fast, slow, "on\n{}", String::from_utf8_lossy(&bytes));
         }
     }
 }

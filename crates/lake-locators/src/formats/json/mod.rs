@@ -208,10 +208,11 @@ fn index_lazy<W: Window<JSON>>(
     let lay = layout(path, data);
     let format = lay.format();
     let wanted = &options.stats;
-    let (mut cols, mut blocks, rows, nested) = scan_values::<W>(path, data, options, lazy)?;
+    let (mut cols, mut blocks, rows, nested, walked) =
+        scan_values_walk::<W>(path, data, lay, options, lazy, true)?;
     finish_blocks(&mut blocks, rows, data.len() as u64);
     let (schema, stats) = if nested {
-        slow_schema_and_stats(path, data, lay, wanted)?
+        slow_schema_and_stats(path, data, lay, wanted, walked)?
     } else {
         // A column that turned Utf8 after numbers left out their text bounds: the rows
         // before its turn are read again for them (rare: most columns keep one type).
@@ -253,7 +254,57 @@ fn scan_values_as<W: Window<JSON>>(
     options: &IndexOptions,
     lazy: bool,
 ) -> Result<(Columns, Vec<Block>, u64, bool)> {
+    let (cols, blocks, rows, nested, _) =
+        scan_values_walk::<W>(path, data, lay, options, lazy, false)?;
+    Ok((cols, blocks, rows, nested))
+}
+
+/// What [`scan_values_walk`] found: columns, checkpoint blocks, rows, whether a nested value
+/// was met, and the walk's inference when it took every row.
+type Walked = (Columns, Vec<Block>, u64, bool, Option<fast::Inferrer>);
+
+/// Where the byte walk of [`fast`] stands in a scan of nested lines.
+enum WalkState {
+    /// Not started (no nested line yet) or not wanted.
+    Off,
+    /// Every row so far is walked.
+    On(Box<fast::Inferrer>),
+    /// A row the walk does not take: the reference runs after the scan.
+    Dead,
+}
+
+/// Starts the walk of a line file at its first nested line, `data[s..end]`, with the rows
+/// before it.
+fn start_walk(data: &[u8], s: usize, end: usize, stats: bool) -> WalkState {
+    let mut inf = fast::Inferrer::new(stats);
+    let before = &data[..s];
+    let mut pos = bom_len(data);
+    while let Some((ls, le)) = next_line(before, pos) {
+        if inf.row(data, ls, le).is_none() {
+            return WalkState::Dead;
+        }
+        pos = le + 1;
+    }
+    match inf.row(data, s, end) {
+        Some(()) => WalkState::On(Box::new(inf)),
+        None => WalkState::Dead,
+    }
+}
+
+/// [`scan_values_as`]; with `walk`, nested lines of a line file are read by the byte walk
+/// of [`fast`] (which validates them) instead of being delimited, and the walk's inference
+/// is returned when it took every row.
+#[inline(always)]
+fn scan_values_walk<W: Window<JSON>>(
+    path: &Path,
+    data: &[u8],
+    lay: Layout,
+    options: &IndexOptions,
+    lazy: bool,
+    walk: bool,
+) -> Result<Walked> {
     let format = lay.format();
+    let mut walker = WalkState::Off;
     // Arrays are checked whole; line files line by line below, while each line is hot in
     // the cache (blank lines are ASCII whitespace), so the file is streamed once.
     if let Layout::Array(_) = lay {
@@ -429,26 +480,44 @@ fn scan_values_as<W: Window<JSON>>(
                 if checkpoint(&mut blocks, rows, s) {
                     cols.mark_pending(pos);
                 }
-                let line = &data[..end];
-                let v_end = observe_value(
-                    path,
-                    format,
-                    line,
-                    full,
-                    s,
-                    rows,
-                    &mut cols,
-                    wanted,
-                    &mut nested,
-                )?;
-                if skip_ws(line, v_end) != end {
-                    return Err(syntax(
+                // A walked line is a valid object with only blanks after it: what the
+                // delimiting below would accept.
+                let walked = match &mut walker {
+                    WalkState::On(w) if nested => {
+                        let ok = w.row(data, s, end).is_some();
+                        if !ok {
+                            walker = WalkState::Dead;
+                        }
+                        ok
+                    }
+                    _ => false,
+                };
+                if !walked {
+                    let line = &data[..end];
+                    let was_nested = nested;
+                    let v_end = observe_value(
                         path,
                         format,
-                        v_end,
-                        "unexpected bytes after the row's value",
+                        line,
+                        full,
+                        s,
                         rows,
-                    ));
+                        &mut cols,
+                        wanted,
+                        &mut nested,
+                    )?;
+                    if skip_ws(line, v_end) != end {
+                        return Err(syntax(
+                            path,
+                            format,
+                            v_end,
+                            "unexpected bytes after the row's value",
+                            rows,
+                        ));
+                    }
+                    if walk && nested && !was_nested {
+                        walker = start_walk(data, s, end, !wanted.is_none());
+                    }
                 }
                 rows += 1;
                 pos = end + 1;
@@ -513,7 +582,11 @@ fn scan_values_as<W: Window<JSON>>(
             }
         }
     }
-    Ok((cols, blocks, rows, nested))
+    let walked = match walker {
+        WalkState::On(w) if nested && lay == Layout::Lines => Some(*w),
+        _ => None,
+    };
+    Ok((cols, blocks, rows, nested, walked))
 }
 
 /// Calls `f(start, end)` for every row value of the file (structural walk, no validation
@@ -560,8 +633,19 @@ fn slow_schema_and_stats(
     data: &[u8],
     lay: Layout,
     wanted: &StatsColumns,
+    walked: Option<fast::Inferrer>,
 ) -> Result<(SchemaRef, Option<crate::locator::Stats>)> {
     let format = lay.format();
+    // The scan's walk took every row: its schema, and its statistics when it has them.
+    if let Some(w) = &walked {
+        let schema = null_to_utf8(&w.finish().schema);
+        if wanted.is_none() {
+            return Ok((schema, None));
+        }
+        if let Some(stats) = w.stats(&schema, wanted) {
+            return Ok((schema, Some(stats)));
+        }
+    }
     let mut values = Vec::new();
     walk_rows(path, data, lay, |s, e| {
         values.push((s, e));
