@@ -59,6 +59,17 @@ struct Obj {
     entries: Vec<Entry>,
     /// Name to entry index, kept once there are more than [`LINEAR`] entries.
     index: Option<HashMap<Box<[u8]>, usize>>,
+    /// A direct-mapped cache of entry indexes by [`slot`] of the name (`u16::MAX` empty).
+    slots: Option<Box<[u16; SLOTS]>>,
+}
+
+/// Slots of [`Obj::slots`].
+const SLOTS: usize = 64;
+
+/// The slot of a name of first bytes `head` and length `len`.
+#[inline]
+fn slot(head: u64, len: usize) -> usize {
+    ((head ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize
 }
 
 /// One member of an inferred object.
@@ -132,7 +143,7 @@ enum Number {
 impl Obj {
     /// The index of `key`, trying `hint` first.
     #[inline]
-    fn find(&self, key: &[u8], hint: usize) -> Option<usize> {
+    fn find(&mut self, key: &[u8], hint: usize) -> Option<usize> {
         let h = head(key);
         let same = |e: &Entry| {
             e.head == h && e.key.len() == key.len() && (key.len() <= 8 || e.key[8..] == key[8..])
@@ -142,10 +153,26 @@ impl Obj {
         {
             return Some(hint);
         }
-        if let Some(index) = &self.index {
-            return index.get(key).copied();
+        let k = slot(h, key.len());
+        if let Some(slots) = &self.slots {
+            let i = slots[k] as usize;
+            if let Some(e) = self.entries.get(i)
+                && same(e)
+            {
+                return Some(i);
+            }
         }
-        self.entries.iter().position(same)
+        let found = match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self.entries.iter().position(same),
+        };
+        if let Some(i) = found
+            && i < u16::MAX as usize
+        {
+            self.slots
+                .get_or_insert_with(|| Box::new([u16::MAX; SLOTS]))[k] = i as u16;
+        }
+        found
     }
 
     /// The index of `key`, appended as [`Ty::Any`] when new.
@@ -185,6 +212,7 @@ impl Obj {
     /// `serde_json`'s sorted map hands over in that order).
     fn sort_from(&mut self, from: usize) {
         self.entries[from..].sort_by(|a, b| a.key.cmp(&b.key));
+        self.slots = None;
         if let Some(index) = &mut self.index {
             for (i, e) in self.entries.iter().enumerate().skip(from) {
                 index.insert(e.key.clone(), i);
@@ -346,7 +374,8 @@ impl Inferrer {
 }
 
 impl Inferrer {
-    /// Adds the row value `data[start..end]`; `None` when the reference path must run.
+    /// Adds the row value `data[start..end]`; `None` when the reference path must run. A row
+    /// it takes is a UTF-8 JSON object with only blanks after it.
     pub(crate) fn row(&mut self, data: &[u8], start: usize, end: usize) -> Option<()> {
         #[cfg(test)]
         if tests::REFERENCE_ONLY.with(std::cell::Cell::get) {
@@ -531,21 +560,27 @@ fn control_bytes(x: u64) -> u64 {
     !(((x & LOW7) + UP) | x | LOW7)
 }
 
-/// The end of the JSON string opened at `open` (past its closing quote) and whether it
-/// holds escapes; `None` when it never closes or holds a control character outside an
-/// escape (which `serde_json` refuses). Eight bytes at a time.
+/// The end of the JSON string opened at `open` (past its closing quote), whether it holds
+/// escapes and whether it holds non-ASCII bytes; `None` when it never closes or holds a
+/// control character outside an escape (which `serde_json` refuses). Eight bytes at a time.
 #[inline]
-fn string_end(d: &[u8], open: usize) -> Option<(usize, bool)> {
+fn string_end(d: &[u8], open: usize) -> Option<(usize, bool, bool)> {
     const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
     const SLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
+    const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut pos = open + 1;
     let mut escaped = false;
+    // High bytes are looked for until the first one.
+    let mut high_mask = HIGH;
     loop {
         if let Some(bytes) = d.get(pos..pos + 8) {
             let mut word = [0u8; 8];
             word.copy_from_slice(bytes);
             let w = u64::from_le_bytes(word);
-            let hits = zero_bytes(w ^ QUOTES) | zero_bytes(w ^ SLASHES) | control_bytes(w);
+            let hits = zero_bytes(w ^ QUOTES)
+                | zero_bytes(w ^ SLASHES)
+                | control_bytes(w)
+                | (w & high_mask);
             if hits == 0 {
                 pos += 8;
                 continue;
@@ -553,18 +588,22 @@ fn string_end(d: &[u8], open: usize) -> Option<(usize, bool)> {
             pos += (hits.trailing_zeros() / 8) as usize;
         } else {
             while let Some(&c) = d.get(pos) {
-                if c == b'"' || c == b'\\' || c < 0x20 {
+                if c == b'"' || c == b'\\' || c < 0x20 || (c >= 0x80 && high_mask != 0) {
                     break;
                 }
                 pos += 1;
             }
         }
         match d.get(pos)? {
-            b'"' => return Some((pos + 1, escaped)),
+            b'"' => return Some((pos + 1, escaped, high_mask == 0)),
             b'\\' => {
                 // A backslash escapes the next byte (checked by `valid_escaped`).
                 escaped = true;
                 pos += 2;
+            }
+            0x80.. => {
+                high_mask = 0;
+                pos += 1;
             }
             _ => return None,
         }
@@ -597,8 +636,14 @@ impl Walker<'_> {
     #[inline]
     fn string(&mut self) -> Walk<(usize, usize, bool)> {
         let open = self.pos;
-        let (end, escaped) = string_end(self.d, open).ok_or(Stop::Bail)?;
-        if end > self.d.len() || (escaped && !valid_escaped(&self.d[open + 1..end - 1])) {
+        let (end, escaped, high) = string_end(self.d, open).ok_or(Stop::Bail)?;
+        if end > self.d.len() {
+            return Err(Stop::Bail);
+        }
+        let inside = &self.d[open + 1..end - 1];
+        // Non-ASCII bytes of a row are inside its strings: the walk checks them (a row it
+        // takes is UTF-8).
+        if (escaped && !valid_escaped(inside)) || (high && std::str::from_utf8(inside).is_err()) {
             return Err(Stop::Bail);
         }
         self.pos = end;

@@ -451,12 +451,17 @@ fn conformance_files_infer_as_the_reference() {
 /// backslashes, control bytes and non-ASCII bytes at every offset.
 #[test]
 fn string_end_matches_a_byte_loop() {
-    let naive = |d: &[u8], open: usize| -> Option<(usize, bool)> {
+    let naive = |d: &[u8], open: usize| -> Option<(usize, bool, bool)> {
         let mut pos = open + 1;
         let mut escaped = false;
+        let mut high = false;
         loop {
             match *d.get(pos)? {
-                b'"' => return Some((pos + 1, escaped)),
+                b'"' => return Some((pos + 1, escaped, high)),
+                0x80.. => {
+                    high = true;
+                    pos += 1;
+                }
                 b'\\' => {
                     escaped = true;
                     pos += 2;
@@ -506,6 +511,12 @@ fn indexes_equal_the_reference_path() {
         } else {
             ("t.ndjson", text.into_bytes())
         };
+        let mut bytes = bytes;
+        if case % 5 == 0 && !bytes.is_empty() {
+            // A byte that breaks UTF-8 (inside a string or not): the same error either way.
+            let at = rng.below(bytes.len());
+            bytes[at] = [0xff, 0xc3, 0x80, 0xe6][rng.below(4)];
+        }
         let path = Path::new(name);
         for stats in [StatsColumns::All, StatsColumns::None] {
             let options = IndexOptions {

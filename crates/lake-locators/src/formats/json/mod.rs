@@ -464,7 +464,19 @@ fn scan_values_walk<W: Window<JSON>>(
                 let Some((s, end)) = next_line(data, pos) else {
                     break;
                 };
-                if end > ascii_to {
+                // A walked line is a UTF-8 object with only blanks after it: what the
+                // checks and the delimiting below accept.
+                let walked = match &mut walker {
+                    WalkState::On(w) if nested => {
+                        let ok = w.row(data, s, end).is_some();
+                        if !ok {
+                            walker = WalkState::Dead;
+                        }
+                        ok
+                    }
+                    _ => false,
+                };
+                if !walked && end > ascii_to {
                     if end > lines_to {
                         let block_end = (s + ASCII_BLOCK).min(data.len()).max(end);
                         if data[s..block_end].is_ascii() {
@@ -480,18 +492,6 @@ fn scan_values_walk<W: Window<JSON>>(
                 if checkpoint(&mut blocks, rows, s) {
                     cols.mark_pending(pos);
                 }
-                // A walked line is a valid object with only blanks after it: what the
-                // delimiting below would accept.
-                let walked = match &mut walker {
-                    WalkState::On(w) if nested => {
-                        let ok = w.row(data, s, end).is_some();
-                        if !ok {
-                            walker = WalkState::Dead;
-                        }
-                        ok
-                    }
-                    _ => false,
-                };
                 if !walked {
                     let line = &data[..end];
                     let was_nested = nested;
