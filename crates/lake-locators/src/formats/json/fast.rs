@@ -19,7 +19,6 @@
 //! one object, a row that is not an object, deep nesting, numbers out of `f64` range or
 //! whose range is not obvious.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -141,10 +140,9 @@ enum Number {
 }
 
 impl Obj {
-    /// The index of `key`, trying `hint` first.
+    /// The index of `key` whose [`head`] is `h`, trying `hint` first.
     #[inline]
-    fn find(&mut self, key: &[u8], hint: usize) -> Option<usize> {
-        let h = head(key);
+    fn find_h(&mut self, key: &[u8], h: u64, hint: usize) -> Option<usize> {
         let same = |e: &Entry| {
             e.head == h && e.key.len() == key.len() && (key.len() <= 8 || e.key[8..] == key[8..])
         };
@@ -178,7 +176,13 @@ impl Obj {
     /// The index of `key`, appended as [`Ty::Any`] when new.
     #[inline]
     fn find_or_push(&mut self, key: &[u8], hint: usize) -> usize {
-        match self.find(key, hint) {
+        self.find_or_push_h(key, head(key), hint)
+    }
+
+    /// [`Obj::find_or_push`] of `key` whose [`head`] is `h`.
+    #[inline]
+    fn find_or_push_h(&mut self, key: &[u8], h: u64, hint: usize) -> usize {
+        match self.find_h(key, h, hint) {
             Some(i) => i,
             None => self.push(key),
         }
@@ -224,10 +228,21 @@ impl Obj {
 /// The first (up to) 8 bytes of `key` as a number (zero-padded): most names differ in it.
 #[inline]
 fn head(key: &[u8]) -> u64 {
-    let mut word = [0u8; 8];
-    let n = key.len().min(8);
-    word[..n].copy_from_slice(&key[..n]);
-    u64::from_le_bytes(word)
+    match key.first_chunk::<8>() {
+        Some(w) => u64::from_le_bytes(*w),
+        None => key.iter().rev().fold(0u64, |h, &b| (h << 8) | u64::from(b)),
+    }
+}
+
+/// [`head`] of the name `d[at..at + len]`, read as one word when `d` has 8 bytes from `at`
+/// (no byte-by-byte assembly for short names).
+#[inline]
+fn head_at(d: &[u8], at: usize, len: usize) -> u64 {
+    match d.get(at..).and_then(|r| r.first_chunk::<8>()) {
+        Some(w) if len < 8 => u64::from_le_bytes(*w) & ((1u64 << (8 * len)) - 1),
+        Some(w) => u64::from_le_bytes(*w),
+        None => head(&d[at..at + len]),
+    }
 }
 
 /// Why a walk stopped.
@@ -876,13 +891,13 @@ impl Walker<'_> {
             }
             let (open, end, escaped) = self.string()?;
             let d = self.d;
-            let key: Cow<'_, [u8]> = if escaped {
+            let i = if escaped {
                 let s = serde_json::from_slice::<String>(&d[open..end]).map_err(|_| Stop::Bail)?;
-                Cow::Owned(s.into_bytes())
+                obj.find_or_push(s.as_bytes(), hint)
             } else {
-                Cow::Borrowed(&d[open + 1..end - 1])
+                let h = head_at(d, open + 1, end - open - 2);
+                obj.find_or_push_h(&d[open + 1..end - 1], h, hint)
             };
-            let i = obj.find_or_push(&key, hint);
             hint = i + 1;
             self.ws();
             self.literal(b":")?;

@@ -531,3 +531,19 @@ fn indexes_equal_the_reference_path() {
         }
     }
 }
+
+/// Name heads read as one word equal those assembled byte by byte.
+#[test]
+fn heads_read_as_words_equal_heads_of_bytes() {
+    let d = b"\"abcdefghijkl\":1,\"\":2,\"x\"";
+    for at in 0..d.len() {
+        for len in 0..=d.len() - at {
+            let key = &d[at..at + len];
+            let mut word = [0u8; 8];
+            let n = len.min(8);
+            word[..n].copy_from_slice(&key[..n]);
+            assert_eq!(head(key), u64::from_le_bytes(word));
+            assert_eq!(head_at(d, at, len), head(key), "at {at} len {len}");
+        }
+    }
+}
