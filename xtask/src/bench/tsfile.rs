@@ -13,8 +13,9 @@
 //!   spawn to exit, next to the official reader's in-process figure; and `bazan --version`,
 //!   the floor of any process (start-up and exit).
 //!
-//! Each figure is the best of several runs. The peer is installed with pip when missing;
-//! when it cannot be imported the bench prints "peer unavailable" and our figures only.
+//! Each figure is the best of several runs; the load average before and after is printed.
+//! The peer is installed with pip when missing; when it cannot be imported the bench prints
+//! "peer unavailable" and our figures only.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -26,8 +27,10 @@ use tsfile_index::query::TableQuery;
 
 use super::timing::{self, python_seconds};
 
-/// Runs of each measurement; the best is reported.
-const RUNS: usize = 7;
+/// Runs of each measurement, ours and the official reader's alike; the best is reported.
+/// Figures of a few milliseconds on a 2-core machine that is often building something else
+/// need this many tries for the best to show the program rather than its neighbours.
+const RUNS: usize = 15;
 /// Points of the `large` case (4 devices × 50,000 rows × 5 fields).
 const LARGE_POINTS: f64 = 1_000_000.0;
 
@@ -43,6 +46,7 @@ pub fn run() -> anyhow::Result<()> {
         );
         return Ok(());
     }
+    println!("load average before: {}", load_average());
     let (ours_read, rows) = best(|| read_large(&large))?;
     let (ours_meta, series) = best(|| metadata(&many))?;
     let process = match bazan_binary() {
@@ -109,12 +113,21 @@ pub fn run() -> anyhow::Result<()> {
             LARGE_POINTS / p.as_secs_f64()
         );
     }
+    println!("load average after: {}", load_average());
     if !peer {
         println!(
             "peer unavailable: the Python package tsfile==2.5.0 (pip install tsfile==2.5.0 pyarrow) cannot be imported by python3"
         );
     }
     Ok(())
+}
+
+/// The 1, 5 and 15 minute load averages (Linux), to tell whether the machine was quiet.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unknown".into())
 }
 
 fn row(what: &str, ours: Duration, peer: Option<Duration>, points: Option<f64>) {
