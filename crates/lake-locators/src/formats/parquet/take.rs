@@ -19,6 +19,22 @@ use crate::columnar::{self, Projection};
 use crate::error::{Error, Result};
 use crate::locator::RowsRequest;
 use crate::take::{by_block, check_rows};
+use crate::text::scan::FileBytes;
+
+/// The memory map of a file as the bytes a Parquet reader reads (no copy).
+struct Mapped(FileBytes);
+
+impl AsRef<[u8]> for Mapped {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// The file at `path`, memory-mapped, as `Bytes` (a Parquet `ChunkReader` whose reads are
+/// slices of the map).
+pub(super) fn mapped(path: &Path) -> Result<bytes::Bytes> {
+    Ok(bytes::Bytes::from_owner(Mapped(FileBytes::open(path)?)))
+}
 
 /// Appends `n` rows of one kind to `selectors`, merging with the last selector of that kind.
 fn push(selectors: &mut Vec<RowSelector>, skip: bool, n: usize) {
@@ -36,7 +52,7 @@ fn push(selectors: &mut Vec<RowSelector>, skip: bool, n: usize) {
 }
 
 /// The wanted rows `request.rows` of the Parquet file that `open` opens (once for the
-/// footer, then once per part: the touched row groups are read in up to one part per
+/// footer, then once per part: the touched row groups are read in up to four parts per
 /// thread of the caller's pool, consecutive groups each).
 pub(super) fn read_rows<R: ChunkReader + 'static>(
     path: &Path,
@@ -72,7 +88,9 @@ pub(super) fn read_rows<R: ChunkReader + 'static>(
         None => ProjectionMask::all(),
     };
     let groups = by_block(rows, &file_blocks);
-    let parts = rayon::current_num_threads().clamp(1, groups.len());
+    // A few parts per thread, so that threads done with other files of a take (or with
+    // their own parts) share the remaining row groups; a part costs one open and one reader.
+    let parts = (rayon::current_num_threads() * 4).clamp(1, groups.len());
     let per_part = groups.len().div_ceil(parts);
     let read: Vec<Result<Vec<RecordBatch>>> = groups
         .par_chunks(per_part)
