@@ -7,6 +7,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use arrow_array::{RecordBatch, UInt32Array};
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::locator::{Block, Locator, RowsRequest};
@@ -130,7 +131,8 @@ pub(crate) fn take_rows(batch: &RecordBatch, first_row: u64, rows: &[u64]) -> Re
 
 /// [`Locator::read_rows`] by range reads: for each block holding a wanted row (or once for
 /// the whole span when there are no blocks), one [`Locator::read`] from the block's first to
-/// its last wanted row, keeping the wanted rows of each batch as it streams by.
+/// its last wanted row, keeping the wanted rows of each batch as it streams by; the blocks
+/// are read on the threads of the caller's pool.
 pub fn read_rows_by_ranges<L: Locator + ?Sized>(
     locator: &L,
     path: &Path,
@@ -143,12 +145,14 @@ pub fn read_rows_by_ranges<L: Locator + ?Sized>(
         _ if rows.is_empty() => Vec::new(),
         _ => vec![(0, 0..rows.len())],
     };
-    let mut out = Vec::new();
-    for (_, range) in groups {
-        let group = &rows[range];
+    // The blocks on the threads of the caller's pool, as a take of several blocks was read
+    // before this call existed.
+    let one = |(_, range): &(usize, Range<usize>)| -> Result<Vec<RecordBatch>> {
+        let group = &rows[range.clone()];
         let (Some(&lo), Some(&hi)) = (group.first(), group.last()) else {
-            continue;
+            return Ok(Vec::new());
         };
+        let mut out = Vec::new();
         let mut picker = Picker::new(group, lo);
         for batch in locator.read(path, &request.range(lo..hi + 1))? {
             if let Some(b) = picker.pick(&batch?)? {
@@ -158,9 +162,20 @@ pub fn read_rows_by_ranges<L: Locator + ?Sized>(
                 break;
             }
         }
-        if let Some(row) = picker.missing() {
-            return Err(past_end(path, row, picker.seen_to()));
+        match picker.missing() {
+            Some(row) => Err(past_end(path, row, picker.seen_to())),
+            None => Ok(out),
         }
+    };
+    // One range (always, without blocks: a run-time handler) is read on the calling thread.
+    let read: Vec<Result<Vec<RecordBatch>>> = if groups.len() > 1 {
+        groups.par_iter().map(one).collect()
+    } else {
+        groups.iter().map(one).collect()
+    };
+    let mut out = Vec::new();
+    for part in read {
+        out.extend(part?);
     }
     Ok(out)
 }
