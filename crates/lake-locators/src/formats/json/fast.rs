@@ -341,6 +341,24 @@ fn fields(o: &Obj) -> Fields {
         .collect()
 }
 
+/// True when values inferred as `t` decode as `dt` (a type joined from `t` and other rows'):
+/// no scalar where `dt` has a list, and nothing the join cannot have made.
+fn fits(t: &Ty, dt: &DataType) -> bool {
+    match (t, dt) {
+        (Ty::Any, _) | (Ty::Scalar(0), _) => true,
+        (Ty::Scalar(_), DataType::List(_)) => false,
+        (Ty::Scalar(_), _) => true,
+        (Ty::Array(inner), DataType::List(f)) => fits(inner, f.data_type()),
+        (Ty::Object(o), DataType::Struct(fields)) => o.entries.iter().all(|e| {
+            fields
+                .iter()
+                .find(|f| f.name().as_bytes() == &*e.key)
+                .is_some_and(|f| fits(&e.ty, f.data_type()))
+        }),
+        _ => false,
+    }
+}
+
 /// True when `serde_json::Map` iterates by sorted name (no `preserve_order` feature).
 fn sorted_maps() -> bool {
     static SORTED: OnceLock<bool> = OnceLock::new();
@@ -421,7 +439,8 @@ impl Inferrer {
     }
 
     /// The statistics [`crate::stats::StatsBuilder`] gives from decoding the rows under
-    /// `schema` (the inferred schema after `null_to_utf8`) for the columns `wanted`; `None`
+    /// `schema` (the inferred schema after `null_to_utf8`, of these rows or of a whole file
+    /// they are a range of) for the columns `wanted`; `None`
     /// when the reference must decode them: a widened member or a list that met a scalar
     /// (the decoder rewrites or refuses such rows), a Utf8 column holding numbers or
     /// booleans, a Float64 bound at zero with a `-0` among the values.
@@ -429,12 +448,28 @@ impl Inferrer {
         if !self.stats || self.coerced || self.top.entries.iter().any(|e| e.widened) {
             return None;
         }
+        // A file's schema may join a range's scalars into lists (rows the decoder refuses).
+        for e in &self.top.entries {
+            let f = schema.field_with_name(&name(&e.key)).ok()?;
+            if !fits(&e.ty, f.data_type()) {
+                return None;
+            }
+        }
         let mut out = Stats::new();
-        for (f, e) in schema.fields().iter().zip(&self.top.entries) {
+        for f in schema.fields() {
             if !wanted.wants(f.name()) {
                 continue;
             }
-            let Some(b) = &e.bounds else {
+            // By name: the rows may be a range of the file, whose members come in another
+            // order or not at all.
+            let name = f.name().as_bytes();
+            let Some(b) = self
+                .top
+                .entries
+                .iter()
+                .find(|e| *e.key == *name)
+                .and_then(|e| e.bounds.as_deref())
+            else {
                 continue;
             };
             let s = match f.data_type() {
@@ -488,6 +523,7 @@ impl Inferrer {
 
 /// The inference of the row values `spans` of `data`; `None` when the reference path must
 /// run.
+#[cfg(test)]
 pub(crate) fn infer_rows(data: &[u8], spans: &[(usize, usize)]) -> Option<Inferred> {
     Some(infer_state(data, spans, false)?.finish())
 }

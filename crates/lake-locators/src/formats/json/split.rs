@@ -230,13 +230,16 @@ fn nested_schema_and_stats(
 ) -> Option<(SchemaRef, Option<Stats>)> {
     let data: &[u8] = file;
     let format = Layout::Lines.format();
-    let infer = |r: &Range<usize>| -> Option<Schema> {
+    // A range's schema, and the byte walk's state when it took the range (for statistics).
+    let infer = |r: &Range<usize>| -> Option<(Schema, Option<super::fast::Inferrer>)> {
         file.populate(r.clone());
         let spans = rows_of(data, r);
         // The byte walk when it covers the range (it tells the same as below).
-        if let Some(inferred) = super::fast::infer_rows(data, &spans) {
+        if let Some(state) = super::fast::infer_state(data, &spans, !wanted.is_none()) {
             file.release(r.clone());
-            return (!inferred.widened && !inferred.null_array).then_some(inferred.schema);
+            let inferred = state.finish();
+            return (!inferred.widened && !inferred.null_array)
+                .then_some((inferred.schema, Some(state)));
         }
         // An array of nulls alone infers to a list of an empty set of types, which comes
         // out as List(Utf8) but joins as nothing: no sample row can stand for it.
@@ -252,13 +255,20 @@ fn nested_schema_and_stats(
         let out = arrow_json::reader::infer_json_schema_from_iterator(iter).ok();
         let out = out.filter(|_| !null_array);
         file.release(r.clone());
-        out
+        out.map(|s| (s, None))
     };
     let mut all: Vec<std::result::Result<serde_json::Value, ArrowError>> = Vec::new();
+    // Each range's statistics from its walk, while every range has them.
+    let mut walked: Option<Vec<super::fast::Inferrer>> = Some(Vec::new());
     for group in plan.chunks(threads * 4) {
-        let schemas: Vec<Option<Schema>> = group.par_iter().map(infer).collect();
+        let schemas: Vec<Option<(Schema, Option<super::fast::Inferrer>)>> =
+            group.par_iter().map(infer).collect();
         for s in schemas {
-            let s = s?;
+            let (s, state) = s?;
+            match (state, &mut walked) {
+                (Some(st), Some(w)) => w.push(st),
+                _ => walked = None,
+            }
             let mut rows = Vec::new();
             samples(s.fields(), &mut rows);
             all.extend(rows.into_iter().map(Ok));
@@ -268,6 +278,9 @@ fn nested_schema_and_stats(
     let schema = null_to_utf8(&inferred);
     if wanted.is_none() {
         return Some((schema, None));
+    }
+    if let Some(stats) = walked.and_then(|w| walked_stats(&w, &schema, wanted)) {
+        return Some((schema, Some(stats)));
     }
     let stats_of = |r: &Range<usize>| -> Option<StatsBuilder> {
         file.populate(r.clone());
@@ -301,6 +314,53 @@ fn nested_schema_and_stats(
     }
     let stats = total.map_or_else(Stats::new, StatsBuilder::finish);
     Some((schema, Some(stats)))
+}
+
+/// The statistics of the ranges walked as `states`, in file order, under the file's
+/// `schema`: each range's as [`super::fast::Inferrer::stats`] gives them, joined as
+/// [`StatsBuilder::merge`] joins the ranges' decoded bounds; `None` when a range's walk
+/// leaves its statistics to the decoder.
+fn walked_stats(
+    states: &[super::fast::Inferrer],
+    schema: &Schema,
+    wanted: &StatsColumns,
+) -> Option<Stats> {
+    use crate::locator::ColumnStats;
+    let mut out = Stats::new();
+    for st in states {
+        for (name, b) in st.stats(schema, wanted)? {
+            let Some(have) = out.get_mut(&name) else {
+                out.insert(name, b);
+                continue;
+            };
+            match (have, b) {
+                (ColumnStats::Int { min, max }, ColumnStats::Int { min: lo, max: hi }) => {
+                    *min = (*min).min(lo);
+                    *max = (*max).max(hi);
+                }
+                (ColumnStats::Float { min, max }, ColumnStats::Float { min: lo, max: hi }) => {
+                    *min = min.min(lo);
+                    *max = max.max(hi);
+                }
+                (
+                    ColumnStats::Str { min_str, max_str },
+                    ColumnStats::Str {
+                        min_str: lo,
+                        max_str: hi,
+                    },
+                ) => {
+                    if lo < *min_str {
+                        *min_str = lo;
+                    }
+                    if hi > *max_str {
+                        *max_str = hi;
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+    Some(out)
 }
 
 /// Rows whose arrow-json inference, in order, is a struct of `fields` in this order: one
