@@ -112,7 +112,7 @@ impl Lake {
         let one = match read.as_slice() {
             [] => return Err(Error::new(ErrorKind::Other, "take: no batch (internal)")),
             [b] => b.clone(),
-            more => arrow_select::concat::concat_batches(&more[0].schema(), more)?,
+            more => arrow_select::concat::concat_batches(&widest_nullability(more), more)?,
         };
         let gids = Gids::Rows(e.first_global_row, &locals);
         let batch = conform(plan, &one, gids, e.path)?;
@@ -121,5 +121,59 @@ impl Lake {
             locals,
             batch,
         })
+    }
+}
+
+/// The schema of `batches` (one file's, so the same columns) with a field nullable when it is
+/// nullable in any of them: some readers (orc-rust) declare a column non-nullable in a block
+/// that happens to hold no null, and the batches of several blocks must still concatenate.
+fn widest_nullability(batches: &[RecordBatch]) -> arrow_schema::SchemaRef {
+    let first = batches[0].schema();
+    let fields: Vec<arrow_schema::FieldRef> = first
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(k, f)| {
+            let nullable = batches
+                .iter()
+                .any(|b| b.schema().fields().get(k).is_none_or(|g| g.is_nullable()));
+            if nullable == f.is_nullable() {
+                Arc::clone(f)
+            } else {
+                Arc::new(f.as_ref().clone().with_nullable(nullable))
+            }
+        })
+        .collect();
+    Arc::new(arrow_schema::Schema::new_with_metadata(
+        fields,
+        first.metadata().clone(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{ArrayRef, Int32Array};
+    use arrow_schema::{DataType, Field, Schema};
+
+    #[test]
+    fn blocks_of_one_file_concatenate_when_only_some_declare_nulls() {
+        let batch = |nullable: bool, values: Vec<Option<i32>>| {
+            let schema = Arc::new(Schema::new(vec![Field::new(
+                "small",
+                DataType::Int32,
+                nullable,
+            )]));
+            let column: ArrayRef = Arc::new(Int32Array::from(values));
+            RecordBatch::try_new(schema, vec![column]).unwrap()
+        };
+        let parts = [batch(false, vec![Some(1)]), batch(true, vec![None])];
+        let schema = widest_nullability(&parts);
+        assert!(schema.field(0).is_nullable());
+        let one = arrow_select::concat::concat_batches(&schema, &parts).unwrap();
+        assert_eq!(one.num_rows(), 2);
+        // Equal declarations are kept as they are.
+        let parts = [batch(false, vec![Some(1)]), batch(false, vec![Some(2)])];
+        assert!(!widest_nullability(&parts).field(0).is_nullable());
     }
 }
