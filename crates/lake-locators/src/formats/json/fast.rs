@@ -24,9 +24,6 @@ use std::sync::OnceLock;
 
 use arrow_schema::{DataType, Field, Fields, Schema};
 
-use crate::locator::{ColumnStats, Stats, StatsColumns};
-use crate::text::scan::zero_bytes;
-
 /// Scalar type bits of an inferred scalar set (arrow-json's `HashSet<DataType>`).
 const INT: u8 = 1;
 const FLOAT: u8 = 2;
@@ -84,59 +81,6 @@ struct Entry {
     widened: bool,
     /// The bounds of a top-level member's scalar values (with statistics).
     bounds: Option<Box<Bounds>>,
-}
-
-/// The bounds of the scalar values of one top-level member, for each column type it may end
-/// up with (the values as arrow-json decodes them into that type).
-#[derive(Debug, Clone, Default)]
-struct Bounds {
-    /// Integers (an Int64 column).
-    int: Option<(i64, i64)>,
-    /// Numbers as `f64` (a Float64 column).
-    float: Option<(f64, f64)>,
-    /// A number read as `-0.0` (whose order against `0.0` is not decided here).
-    neg_zero: bool,
-    /// Strings, decoded (a Utf8 column).
-    text: Option<(Vec<u8>, Vec<u8>)>,
-    /// A number or boolean (a Utf8 column then holds their text: left to the reference).
-    other: bool,
-}
-
-impl Bounds {
-    fn number(&mut self, n: Number) {
-        let f = match n {
-            Number::Int(v) => {
-                self.int = Some(self.int.map_or((v, v), |(l, h)| (l.min(v), h.max(v))));
-                v as f64
-            }
-            Number::Float(f) => f,
-        };
-        self.neg_zero |= f == 0.0 && f.is_sign_negative();
-        self.float = Some(self.float.map_or((f, f), |(l, h)| (l.min(f), h.max(f))));
-        self.other = true;
-    }
-
-    fn text(&mut self, v: &[u8]) {
-        match &mut self.text {
-            None => self.text = Some((v.to_vec(), v.to_vec())),
-            Some((lo, hi)) => {
-                if v < lo.as_slice() {
-                    *lo = v.to_vec();
-                } else if v > hi.as_slice() {
-                    *hi = v.to_vec();
-                }
-            }
-        }
-    }
-}
-
-/// A number as arrow-json decodes it.
-#[derive(Debug, Clone, Copy)]
-enum Number {
-    /// An integer serde_json keeps as an `i64`.
-    Int(i64),
-    /// Any other number, correctly rounded.
-    Float(f64),
 }
 
 impl Obj {
@@ -341,24 +285,6 @@ fn fields(o: &Obj) -> Fields {
         .collect()
 }
 
-/// True when values inferred as `t` decode as `dt` (a type joined from `t` and other rows'):
-/// no scalar where `dt` has a list, and nothing the join cannot have made.
-fn fits(t: &Ty, dt: &DataType) -> bool {
-    match (t, dt) {
-        (Ty::Any, _) | (Ty::Scalar(0), _) => true,
-        (Ty::Scalar(_), DataType::List(_)) => false,
-        (Ty::Scalar(_), _) => true,
-        (Ty::Array(inner), DataType::List(f)) => fits(inner, f.data_type()),
-        (Ty::Object(o), DataType::Struct(fields)) => o.entries.iter().all(|e| {
-            fields
-                .iter()
-                .find(|f| f.name().as_bytes() == &*e.key)
-                .is_some_and(|f| fits(&e.ty, f.data_type()))
-        }),
-        _ => false,
-    }
-}
-
 /// True when `serde_json::Map` iterates by sorted name (no `preserve_order` feature).
 fn sorted_maps() -> bool {
     static SORTED: OnceLock<bool> = OnceLock::new();
@@ -438,64 +364,6 @@ impl Inferrer {
         (w.pos == end).then_some(())
     }
 
-    /// The statistics [`crate::stats::StatsBuilder`] gives from decoding the rows under
-    /// `schema` (the inferred schema after `null_to_utf8`, of these rows or of a whole file
-    /// they are a range of) for the columns `wanted`; `None`
-    /// when the reference must decode them: a widened member or a list that met a scalar
-    /// (the decoder rewrites or refuses such rows), a Utf8 column holding numbers or
-    /// booleans, a Float64 bound at zero with a `-0` among the values.
-    pub(crate) fn stats(&self, schema: &Schema, wanted: &StatsColumns) -> Option<Stats> {
-        if !self.stats || self.coerced || self.top.entries.iter().any(|e| e.widened) {
-            return None;
-        }
-        // A file's schema may join a range's scalars into lists (rows the decoder refuses).
-        for e in &self.top.entries {
-            let f = schema.field_with_name(&name(&e.key)).ok()?;
-            if !fits(&e.ty, f.data_type()) {
-                return None;
-            }
-        }
-        let mut out = Stats::new();
-        for f in schema.fields() {
-            if !wanted.wants(f.name()) {
-                continue;
-            }
-            // By name: the rows may be a range of the file, whose members come in another
-            // order or not at all.
-            let name = f.name().as_bytes();
-            let Some(b) = self
-                .top
-                .entries
-                .iter()
-                .find(|e| *e.key == *name)
-                .and_then(|e| e.bounds.as_deref())
-            else {
-                continue;
-            };
-            let s = match f.data_type() {
-                DataType::Int64 => b.int.map(|(min, max)| ColumnStats::Int { min, max }),
-                DataType::Float64 => match b.float {
-                    Some((lo, hi)) if b.neg_zero && (lo == 0.0 || hi == 0.0) => return None,
-                    Some((min, max)) => Some(ColumnStats::Float { min, max }),
-                    None => None,
-                },
-                DataType::Utf8 if b.other => return None,
-                DataType::Utf8 => match &b.text {
-                    Some((lo, hi)) => Some(ColumnStats::Str {
-                        min_str: String::from_utf8(lo.clone()).ok()?,
-                        max_str: String::from_utf8(hi.clone()).ok()?,
-                    }),
-                    None => None,
-                },
-                _ => None,
-            };
-            if let Some(s) = s {
-                out.insert(f.name().clone(), s);
-            }
-        }
-        Some(out)
-    }
-
     /// The inferred schema.
     pub(crate) fn finish(&self) -> Inferred {
         let mut widened = false;
@@ -552,113 +420,6 @@ struct Walker<'a> {
     stats: bool,
     /// A list met a scalar (arrow-json's decoder may refuse such rows).
     coerced: bool,
-}
-
-#[inline]
-fn is_hex(b: u8) -> bool {
-    b.is_ascii_hexdigit()
-}
-
-/// The value of the 4 hex digits at `b[i..]`.
-fn hex4(b: &[u8], i: usize) -> Option<u32> {
-    let h = b.get(i..i + 4)?;
-    if !h.iter().all(|&c| is_hex(c)) {
-        return None;
-    }
-    u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
-}
-
-/// True when the inside of a JSON string holding escapes is one `serde_json` reads as a
-/// UTF-8 string: known escapes, paired surrogates, no control character.
-fn valid_escaped(b: &[u8]) -> bool {
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            0..0x20 => return false,
-            b'\\' => match b.get(i + 1) {
-                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
-                Some(b'u') => {
-                    let Some(n) = hex4(b, i + 2) else {
-                        return false;
-                    };
-                    i += 6;
-                    if (0xDC00..=0xDFFF).contains(&n) {
-                        return false;
-                    }
-                    if (0xD800..=0xDBFF).contains(&n) {
-                        if b.get(i..i + 2) != Some(b"\\u") {
-                            return false;
-                        }
-                        match hex4(b, i + 2) {
-                            Some(n2) if (0xDC00..=0xDFFF).contains(&n2) => i += 6,
-                            _ => return false,
-                        }
-                    }
-                }
-                _ => return false,
-            },
-            _ => i += 1,
-        }
-    }
-    true
-}
-
-/// Marks with its high bit every byte of `x` below 0x20 (exactly).
-#[inline(always)]
-fn control_bytes(x: u64) -> u64 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    const UP: u64 = 0x6060_6060_6060_6060;
-    !(((x & LOW7) + UP) | x | LOW7)
-}
-
-/// The end of the JSON string opened at `open` (past its closing quote), whether it holds
-/// escapes and whether it holds non-ASCII bytes; `None` when it never closes or holds a
-/// control character outside an escape (which `serde_json` refuses). Eight bytes at a time.
-#[inline]
-fn string_end(d: &[u8], open: usize) -> Option<(usize, bool, bool)> {
-    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
-    const SLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut pos = open + 1;
-    let mut escaped = false;
-    // High bytes are looked for until the first one.
-    let mut high_mask = HIGH;
-    loop {
-        if let Some(bytes) = d.get(pos..pos + 8) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(bytes);
-            let w = u64::from_le_bytes(word);
-            let hits = zero_bytes(w ^ QUOTES)
-                | zero_bytes(w ^ SLASHES)
-                | control_bytes(w)
-                | (w & high_mask);
-            if hits == 0 {
-                pos += 8;
-                continue;
-            }
-            pos += (hits.trailing_zeros() / 8) as usize;
-        } else {
-            while let Some(&c) = d.get(pos) {
-                if c == b'"' || c == b'\\' || c < 0x20 || (c >= 0x80 && high_mask != 0) {
-                    break;
-                }
-                pos += 1;
-            }
-        }
-        match d.get(pos)? {
-            b'"' => return Some((pos + 1, escaped, high_mask == 0)),
-            b'\\' => {
-                // A backslash escapes the next byte (checked by `valid_escaped`).
-                escaped = true;
-                pos += 2;
-            }
-            0x80.. => {
-                high_mask = 0;
-                pos += 1;
-            }
-            _ => return None,
-        }
-    }
 }
 
 impl Walker<'_> {
@@ -1127,6 +888,15 @@ impl Walker<'_> {
         Ok(out)
     }
 }
+
+#[path = "fast_stats.rs"]
+mod stats;
+#[path = "fast_text.rs"]
+mod text;
+use stats::{Bounds, Number};
+#[cfg(test)]
+use text::control_bytes;
+use text::{string_end, valid_escaped};
 
 #[cfg(test)]
 #[path = "fast_tests.rs"]

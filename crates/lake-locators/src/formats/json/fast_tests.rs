@@ -8,6 +8,7 @@ use std::path::Path;
 
 use super::*;
 use crate::formats::json::{layout, slow_schema, slow_stats, walk_rows};
+use crate::locator::StatsColumns;
 use crate::testutil::{XorShift, stress_cases};
 use crate::text::infer::null_to_utf8;
 
