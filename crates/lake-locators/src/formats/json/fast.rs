@@ -900,4 +900,4 @@ use text::{string_end, valid_escaped};
 
 #[cfg(test)]
 #[path = "fast_tests.rs"]
-mod tests;
+pub(super) mod tests;

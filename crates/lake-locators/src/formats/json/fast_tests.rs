@@ -14,7 +14,7 @@ use crate::text::infer::null_to_utf8;
 
 thread_local! {
     /// Set by tests: the walk takes no row, so that every file runs the reference path.
-    pub(super) static REFERENCE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    pub(crate) static REFERENCE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Scalar texts, tricky ones included (some are invalid JSON for serde_json).
@@ -184,7 +184,7 @@ fn clean_file(rng: &mut XorShift) -> String {
 }
 
 /// [`clean_file`] of `rows` rows.
-fn clean_rows(rng: &mut XorShift, rows: usize) -> String {
+pub(crate) fn clean_rows(rng: &mut XorShift, rows: usize) -> String {
     let kinds: Vec<usize> = KEYS.iter().map(|_| rng.below(5)).collect();
     let mut out = String::new();
     for _ in 0..rows {
@@ -224,7 +224,7 @@ fn clean_rows(rng: &mut XorShift, rows: usize) -> String {
 }
 
 /// A random file of rows; `kinds` fixes a shape per top-level name for most rows.
-fn random_file(rng: &mut XorShift) -> String {
+pub(crate) fn random_file(rng: &mut XorShift) -> String {
     if rng.below(3) == 0 {
         return clean_file(rng);
     }
@@ -552,51 +552,4 @@ fn heads_read_as_words_equal_heads_of_bytes() {
             assert_eq!(head_at(d, at, len), head(key), "at {at} len {len}");
         }
     }
-}
-
-/// Split scans (ranges on worker threads, whose schemas and statistics come from the walk
-/// when it takes every range) equal the sequential scan by the reference path alone.
-#[test]
-fn split_indexes_equal_the_reference_path() {
-    use std::io::Write as _;
-
-    use crate::locator::IndexOptions;
-    use crate::text::scan::FileBytes;
-    let mut rng = XorShift(0x5b1_17ed_0001);
-    let (mut compared, mut walked) = (0, 0);
-    for _ in 0..stress_cases(300) {
-        let text = if rng.below(4) == 0 {
-            random_file(&mut rng)
-        } else {
-            let rows = 1 + rng.below(60);
-            clean_rows(&mut rng, rows)
-        };
-        let mut tmp = tempfile::Builder::new()
-            .suffix(".ndjson")
-            .tempfile()
-            .expect("temp file");
-        tmp.write_all(text.as_bytes()).expect("write");
-        tmp.flush().expect("flush");
-        let path = tmp.path();
-        let file = FileBytes::open(path).expect("open");
-        let plan = super::super::split::plan(&file, 64 + rng.below(400));
-        for stats in [StatsColumns::All, StatsColumns::None] {
-            let options = IndexOptions {
-                stride: 1 + rng.below(5) as u64,
-                stats,
-            };
-            let Some(split) = super::super::split::run_plan(path, &file, &options, &plan, 2) else {
-                continue;
-            };
-            REFERENCE_ONLY.with(|c| c.set(true));
-            let slow = super::super::index_bytes(path, &file, &options);
-            REFERENCE_ONLY.with(|c| c.set(false));
-            let slow = slow.expect("the split scan succeeded, so does the sequential one");
-            assert_eq!(format!("{split:?}"), format!("{slow:?}"), "on\n{text}");
-            compared += 1;
-            walked += usize::from(split.stats.as_ref().is_some_and(|s| !s.is_empty()));
-        }
-    }
-    eprintln!("{compared} split indexes compared, {walked} with statistics");
-    assert!(compared > 50, "{compared} split indexes compared");
 }

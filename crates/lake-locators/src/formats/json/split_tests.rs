@@ -176,3 +176,51 @@ fn a_large_nested_file_splits_in_ranges_of_megabytes() {
     let got = run_plan(Path::new("t.ndjson"), &file, &options, &p, 2);
     assert_eq!(got.map(|g| format!("{g:?}")), Some(want));
 }
+
+/// Split scans (ranges on worker threads, whose schemas and statistics come from the walk
+/// when it takes every range) equal the sequential scan by the reference path alone.
+#[test]
+fn split_indexes_equal_the_reference_path() {
+    use std::io::Write as _;
+
+    use crate::formats::json::fast::tests::{REFERENCE_ONLY, clean_rows, random_file};
+    use crate::locator::IndexOptions;
+    use crate::text::scan::FileBytes;
+    let mut rng = XorShift(0x5b1_17ed_0001);
+    let (mut compared, mut walked) = (0, 0);
+    for _ in 0..stress_cases(300) {
+        let text = if rng.below(4) == 0 {
+            random_file(&mut rng)
+        } else {
+            let rows = 1 + rng.below(60);
+            clean_rows(&mut rng, rows)
+        };
+        let mut tmp = tempfile::Builder::new()
+            .suffix(".ndjson")
+            .tempfile()
+            .expect("temp file");
+        tmp.write_all(text.as_bytes()).expect("write");
+        tmp.flush().expect("flush");
+        let path = tmp.path();
+        let file = FileBytes::open(path).expect("open");
+        let plan = plan(&file, 64 + rng.below(400));
+        for stats in [StatsColumns::All, StatsColumns::None] {
+            let options = IndexOptions {
+                stride: 1 + rng.below(5) as u64,
+                stats,
+            };
+            let Some(split) = run_plan(path, &file, &options, &plan, 2) else {
+                continue;
+            };
+            REFERENCE_ONLY.with(|c| c.set(true));
+            let slow = super::super::index_bytes(path, &file, &options);
+            REFERENCE_ONLY.with(|c| c.set(false));
+            let slow = slow.expect("the split scan succeeded, so does the sequential one");
+            assert_eq!(format!("{split:?}"), format!("{slow:?}"), "on\n{text}");
+            compared += 1;
+            walked += usize::from(split.stats.as_ref().is_some_and(|s| !s.is_empty()));
+        }
+    }
+    eprintln!("{compared} split indexes compared, {walked} with statistics");
+    assert!(compared > 50, "{compared} split indexes compared");
+}
