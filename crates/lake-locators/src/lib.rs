@@ -40,7 +40,6 @@ pub mod rows;
 mod simd;
 pub mod sniff;
 pub mod stats;
-pub mod take;
 #[cfg(test)]
 mod testutil;
 mod text;
@@ -49,6 +48,7 @@ pub mod types;
 pub use error::{Error, Result};
 pub use formats::parquet::trace;
 pub use formats::{avro, csv, ipc, json, msgpack, orc, parquet, xlsx};
+pub use locator::take;
 pub use locator::{
     BatchIter, Block, ColumnChunk, ColumnStats, DEFAULT_STRIDE, FileIndex, IndexOptions, Locator,
     PageLocation, ReadRequest, RowsRequest, Stats, StatsColumns,

@@ -4,6 +4,8 @@
 //! those of the Lake Map's `row_groups_json` and `stats_json` columns, so their serde forms
 //! are stored in the map as they are.
 
+pub mod take;
+
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::Path;
@@ -254,6 +256,6 @@ pub trait Locator: Send + Sync {
     /// [`Locator::read`] and keeps the wanted rows of each batch as it streams by; formats
     /// override it to decode only what the wanted rows need.
     fn read_rows(&self, path: &Path, request: &RowsRequest<'_>) -> Result<Vec<RecordBatch>> {
-        crate::take::read_rows_by_ranges(self, path, request)
+        take::read_rows_by_ranges(self, path, request)
     }
 }
