@@ -796,6 +796,56 @@ fn scan_body<W: Window<CSV>>(
     Ok((cols, blocks, row))
 }
 
+/// A delimited file opened for reading: its bytes, header, schema (the stored one, or
+/// inferred by an index of the file when none is given, with that index's blocks) and the
+/// column indices of the projection.
+struct Opened {
+    data: Text,
+    h: Header,
+    schema: SchemaRef,
+    own_blocks: Option<Vec<Block>>,
+    projection: Option<Vec<usize>>,
+}
+
+/// Opens the delimited file at `path` for [`Locator::read`] and [`Locator::read_rows`].
+fn open_for_read(
+    path: &Path,
+    schema: Option<&SchemaRef>,
+    projection: Option<&[String]>,
+) -> Result<Opened> {
+    let data = Text::new(FileBytes::open(path)?);
+    let (h, schema, own_blocks) = match schema {
+        Some(schema) => (header(path, &data)?, schema.clone(), None),
+        None => {
+            let options = IndexOptions {
+                stats: StatsColumns::None,
+                ..IndexOptions::default()
+            };
+            let (h, index) = index_bytes(path, &data, &options)?;
+            (h, index.schema, Some(index.blocks))
+        }
+    };
+    // Records with more fields than the header add columns after the header's.
+    if schema.fields().len() < h.names.len() {
+        return Err(Error::StaleIndex {
+            path: path.to_path_buf(),
+            message: format!(
+                "the stored schema has {} columns, the header {}",
+                schema.fields().len(),
+                h.names.len()
+            ),
+        });
+    }
+    let projection = projection_indices(path, &schema, projection)?;
+    Ok(Opened {
+        data,
+        h,
+        schema,
+        own_blocks,
+        projection,
+    })
+}
+
 impl Locator for DelimitedLocator {
     fn name(&self) -> &str {
         "csv"
@@ -821,31 +871,14 @@ impl Locator for DelimitedLocator {
     }
 
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
-        let data = Text::new(FileBytes::open(path)?);
-        let (h, schema, blocks) = match &request.schema {
-            Some(schema) => (header(path, &data)?, schema.clone(), None),
-            None => {
-                let options = IndexOptions {
-                    stats: crate::locator::StatsColumns::None,
-                    ..IndexOptions::default()
-                };
-                let (h, index) = index_bytes(path, &data, &options)?;
-                (h, index.schema, Some(index.blocks))
-            }
-        };
-        // Records with more fields than the header add columns after the header's.
-        if schema.fields().len() < h.names.len() {
-            return Err(Error::StaleIndex {
-                path: path.to_path_buf(),
-                message: format!(
-                    "the stored schema has {} columns, the header {}",
-                    schema.fields().len(),
-                    h.names.len()
-                ),
-            });
-        }
-        let projection = projection_indices(path, &schema, request.projection)?;
-        let blocks = request.blocks.or(blocks.as_deref());
+        let Opened {
+            data,
+            h,
+            schema,
+            own_blocks,
+            projection,
+        } = open_for_read(path, request.schema.as_ref(), request.projection)?;
+        let blocks = request.blocks.or(own_blocks.as_deref());
         let (mut pos, base) = match start_block(path, blocks, request.rows.start, data.len())? {
             Some((byte, first_row)) => (byte, first_row),
             None => (h.body, 0),

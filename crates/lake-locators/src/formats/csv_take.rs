@@ -9,39 +9,22 @@ use std::path::Path;
 use arrow_array::RecordBatch;
 use rayon::prelude::*;
 
-use super::{Text, field_error, header, index_bytes};
+use super::{Opened, Text, field_error, open_for_read};
 use crate::error::{Error, Result};
-use crate::locator::{IndexOptions, RowsRequest, StatsColumns};
+use crate::locator::RowsRequest;
 use crate::take::{by_block, check_rows, past_end};
-use crate::text::rowread::{projection_indices, start_block};
-use crate::text::scan::{FileBytes, skip_records};
+use crate::text::rowread::start_block;
+use crate::text::scan::skip_records;
 
 /// The wanted rows `request.rows` of the delimited file at `path`.
 pub(super) fn read_rows(path: &Path, request: &RowsRequest<'_>) -> Result<Vec<RecordBatch>> {
-    let data = Text::new(FileBytes::open(path)?);
-    let (h, schema, own_blocks) = match &request.schema {
-        Some(schema) => (header(path, &data)?, schema.clone(), None),
-        None => {
-            let options = IndexOptions {
-                stats: StatsColumns::None,
-                ..IndexOptions::default()
-            };
-            let (h, index) = index_bytes(path, &data, &options)?;
-            (h, index.schema, Some(index.blocks))
-        }
-    };
-    // Records with more fields than the header add columns after the header's.
-    if schema.fields().len() < h.names.len() {
-        return Err(Error::StaleIndex {
-            path: path.to_path_buf(),
-            message: format!(
-                "the stored schema has {} columns, the header {}",
-                schema.fields().len(),
-                h.names.len()
-            ),
-        });
-    }
-    let projection = projection_indices(path, &schema, request.projection)?;
+    let Opened {
+        data,
+        h,
+        schema,
+        own_blocks,
+        projection,
+    } = open_for_read(path, request.schema.as_ref(), request.projection)?;
     let rows = request.rows;
     check_rows(path, rows, None)?;
     if rows.is_empty() {
