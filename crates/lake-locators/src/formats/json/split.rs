@@ -50,28 +50,8 @@ pub(super) fn index_split(path: &Path, options: &IndexOptions) -> Result<Option<
     if layout(path, &file) != Layout::Lines {
         return Ok(None);
     }
-    if threads < NESTED_SPLIT_THREADS && looks_nested(&file) {
-        return Ok(None);
-    }
     let plan = plan(&file, chunk_len(file.len(), threads));
     Ok(run_plan(path, &file, options, &plan, threads))
-}
-
-/// Threads from which a file of nested lines is split. The sequential scan reads nested lines
-/// in one pass (the byte walk of `fast.rs` delimits, validates and infers at once), while a
-/// split scan makes two: the delimiting range scans, then a walk of every range for the
-/// schema and statistics. On two threads that was slower than one (120 MB of nested events:
-/// 0.45-0.51 s split, 0.27-0.33 s sequential, default statistics).
-const NESTED_SPLIT_THREADS: usize = 4;
-
-/// True when the first lines of `data` hold nested objects or arrays: in the first 256 KiB, at
-/// least two opening brackets a line (a flat object line has one). A guess that only picks the faster of two scans giving
-/// the same index (brackets inside strings can fool it either way).
-fn looks_nested(data: &[u8]) -> bool {
-    let head = &data[..data.len().min(256 << 10)];
-    let lines = memchr::memchr_iter(b'\n', head).count().max(1);
-    let opens = memchr::memchr2_iter(b'{', b'[', head).count();
-    opens >= 2 * lines
 }
 
 /// The ranges of a line file for nominal ranges of `chunk` bytes.

@@ -224,13 +224,3 @@ fn split_indexes_equal_the_reference_path() {
     eprintln!("{compared} split indexes compared, {walked} with statistics");
     assert!(compared > 50, "{compared} split indexes compared");
 }
-
-#[test]
-fn nested_lines_are_told_from_flat_ones() {
-    // One bracket in a string now and then does not make flat lines nested.
-    let flat = b"{\"a\":1,\"b\":\"x\"}\n{\"a\":2,\"b\":\"x\"}\n{\"a\":2,\"b\":\"[\"}\n".repeat(100);
-    assert!(!looks_nested(&flat));
-    let nested = b"{\"a\":1,\"u\":{\"id\":2},\"t\":[]}\n".repeat(100);
-    assert!(looks_nested(&nested));
-    assert!(!looks_nested(b""));
-}
