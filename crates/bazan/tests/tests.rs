@@ -1,5 +1,5 @@
 //! Integration tests of the facade: everything the CLI does, through `bazan` alone.
 
 mod lake;
-mod tsfile;
 mod take;
+mod tsfile;
