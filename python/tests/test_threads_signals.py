@@ -32,11 +32,15 @@ def big_lake(tmp_path_factory) -> Path:
     disk space."""
     root = generated_lake(tmp_path_factory.mktemp("big") / "lake", files=60, rows=20_000)
     originals = sorted(root.iterdir())
-    started = time.monotonic()
-    bl.create_map(root, progress=False, threads=1, stats_columns=[])
-    took = time.monotonic() - started
-    (root / ".br_map.bazan").unlink()
-    copies = min(40, math.ceil(LONG_BUILD_S / max(took, 0.01)) - 1)
+    took = []
+    for _ in range(2):  # the first build also pays for a cold page cache
+        started = time.monotonic()
+        bl.create_map(root, progress=False, threads=1, stats_columns=[])
+        took.append(time.monotonic() - started)
+        (root / ".br_map.bazan").unlink()
+    # Twice the links the fastest build asks for: the tests' own builds must outlast 0.3 s
+    # timers however fast the machine is on the day.
+    copies = min(40, 2 * math.ceil(LONG_BUILD_S / max(min(took), 0.01)))
     for c in range(copies):
         for f in originals:
             os.link(f, root / f"copy{c:02d}-{f.name}")
