@@ -182,11 +182,15 @@ def test_keyboard_interrupt_in_this_process_cancels_the_build(big_lake):
     runs: the build is cancelled and nothing is written."""
     (big_lake / ".br_map.bazan").unlink(missing_ok=True)
     before = files_in(big_lake)
-    timer = threading.Timer(0.3, lambda: signal.pthread_kill(threading.main_thread().ident, signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            bl.create_map(big_lake, progress=False, threads=1)
-    finally:
-        timer.cancel()
+    sent: list = []
+
+    def progress(files_done, files_total, bytes_done, bytes_total):
+        # Ctrl-C while the build is under way (not at its last report, when the map is written).
+        if not sent and files_done < files_total:
+            sent.append(1)
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        bl.create_map(big_lake, progress=progress, threads=1)
+    assert sent
     assert files_in(big_lake) == before
