@@ -914,6 +914,21 @@ impl Locator for DelimitedLocator {
     }
 }
 
+/// Feeds `text` to an arrow-csv decoder until it takes no more (a full batch).
+fn feed(
+    decoder: &mut arrow_csv::reader::Decoder,
+    mut text: &[u8],
+) -> std::result::Result<(), arrow_schema::ArrowError> {
+    while !text.is_empty() {
+        let n = decoder.decode(text)?;
+        if n == 0 {
+            break;
+        }
+        text = &text[n..];
+    }
+    Ok(())
+}
+
 /// Lazily decodes the wanted records, one batch at a time.
 struct CsvBatches {
     path: std::path::PathBuf,
@@ -950,14 +965,7 @@ impl CsvBatches {
         }
         let mut decoder = builder.build_decoder();
         let lib = |e| Error::library(&self.path, self.format, e);
-        let mut buf = &self.data[self.pos..end];
-        while !buf.is_empty() {
-            let n = decoder.decode(buf).map_err(lib)?;
-            if n == 0 {
-                break;
-            }
-            buf = &buf[n..];
-        }
+        feed(&mut decoder, &self.data[self.pos..end]).map_err(lib)?;
         // An empty buffer tells the decoder the input ended (a last record without newline).
         decoder.decode(&[]).map_err(lib)?;
         let batch = decoder.flush().map_err(lib)?;

@@ -9,7 +9,7 @@ use std::path::Path;
 use arrow_array::RecordBatch;
 use rayon::prelude::*;
 
-use super::{Opened, Text, field_error, open_for_read};
+use super::{Opened, Text, feed, field_error, open_for_read};
 use crate::error::{Error, Result};
 use crate::locator::RowsRequest;
 use crate::take::{by_block, check_rows, past_end};
@@ -84,14 +84,7 @@ pub(super) fn read_rows(path: &Path, request: &RowsRequest<'_>) -> Result<Vec<Re
     let mut decoder = builder.build_decoder();
     let lib = |e| Error::library(path, h.format, e);
     for text in &texts {
-        let mut buf = &text[..];
-        while !buf.is_empty() {
-            let n = decoder.decode(buf).map_err(lib)?;
-            if n == 0 {
-                break;
-            }
-            buf = &buf[n..];
-        }
+        feed(&mut decoder, text).map_err(lib)?;
     }
     decoder.decode(&[]).map_err(lib)?;
     let batch = decoder.flush().map_err(lib)?;
