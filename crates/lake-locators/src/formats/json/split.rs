@@ -18,7 +18,8 @@ use std::path::Path;
 use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
 use rayon::prelude::*;
 
-use super::{Layout, layout, next_line, scan_values_as, skip_lines};
+use super::fast::Inferrer;
+use super::{Layout, layout, next_line, scan_values_walk, skip_lines};
 use crate::error::{Error, Result};
 use crate::locator::{Block, FileIndex, IndexOptions, Stats, StatsColumns};
 use crate::simd::{JSON, Kernel, Window};
@@ -69,6 +70,8 @@ struct Part {
     fine: Vec<Block>,
     rows: u64,
     nested: bool,
+    /// The byte walk of the range's nested lines, when it took every row of the range.
+    walked: Option<Inferrer>,
     range: Range<usize>,
 }
 
@@ -102,8 +105,17 @@ impl Kernel<JSON> for RangeScan<'_> {
             }
             (slice, start)
         };
-        let (cols, mut fine, rows, nested) =
-            scan_values_as::<W>(self.path, slice, Layout::Lines, self.options, self.lazy).ok()?;
+        // Nested lines are walked here, while the range is hot in the cache, instead of
+        // being delimited now and read again for the schema.
+        let (cols, mut fine, rows, nested, walked) = scan_values_walk::<W>(
+            self.path,
+            slice,
+            Layout::Lines,
+            self.options,
+            self.lazy,
+            true,
+        )
+        .ok()?;
         for b in &mut fine {
             b.first_byte = b.first_byte.map(|x| x + base as u64);
         }
@@ -112,6 +124,7 @@ impl Kernel<JSON> for RangeScan<'_> {
             fine,
             rows,
             nested,
+            walked,
             range: start..end,
         })
     }
@@ -146,8 +159,11 @@ pub(super) fn run_plan(
     let mut nested = false;
     let mut checkpoints = Checkpoints::new(options.stride);
     let mut deferred: Vec<Range<usize>> = Vec::new();
-    let joined = scan_waves(file, plan, threads, scan(true), |part: Part| {
+    // Each range's walk, in plan order (the rescan below keeps no walks).
+    let mut walks: Vec<Option<Inferrer>> = Vec::with_capacity(plan.len());
+    let joined = scan_waves(file, plan, threads, scan(true), |mut part: Part| {
         nested |= part.nested;
+        walks.push(part.walked.take());
         if part.cols.cols.iter().any(|c| c.deferred()) {
             deferred.push(part.range.clone());
         }
@@ -173,7 +189,7 @@ pub(super) fn run_plan(
     finish_blocks(&mut blocks, rows, data.len() as u64);
     let wanted = &options.stats;
     let (schema, stats) = if nested {
-        nested_schema_and_stats(path, file, plan, wanted, threads)?
+        nested_schema_and_stats(path, file, plan, walks, wanted, threads)?
     } else {
         if cols.pending_end(data.len()).is_some() {
             let mut rescan: Option<Columns> = None;
@@ -220,49 +236,64 @@ fn rows_of(data: &[u8], range: &Range<usize>) -> Vec<(usize, usize)> {
 }
 
 /// [`super::slow_schema_and_stats`] over the ranges of `plan`, on every thread; `None` when
-/// a range fails (the sequential scan then runs and reports the error).
+/// a range fails (the sequential scan then runs and reports the error). `walks` holds, in
+/// plan order, the walk each range's scan already made of it, if any; a range without one
+/// is read again here.
 fn nested_schema_and_stats(
     path: &Path,
     file: &FileBytes,
     plan: &[Range<usize>],
+    walks: Vec<Option<Inferrer>>,
     wanted: &StatsColumns,
     threads: usize,
 ) -> Option<(SchemaRef, Option<Stats>)> {
     let data: &[u8] = file;
     let format = Layout::Lines.format();
     // A range's schema, and the byte walk's state when it took the range (for statistics).
-    let infer = |r: &Range<usize>| -> Option<(Schema, Option<super::fast::Inferrer>)> {
-        file.populate(r.clone());
-        let spans = rows_of(data, r);
-        // The byte walk when it covers the range (it tells the same as below).
-        if let Some(state) = super::fast::infer_state(data, &spans, !wanted.is_none()) {
-            file.release(r.clone());
-            let inferred = state.finish();
-            return (!inferred.widened && !inferred.null_array)
-                .then_some((inferred.schema, Some(state)));
-        }
-        // An array of nulls alone infers to a list of an empty set of types, which comes
-        // out as List(Utf8) but joins as nothing: no sample row can stand for it.
-        let mut null_array = false;
-        let iter = spans.iter().map(|&(s, e)| {
-            let v = serde_json::from_slice::<serde_json::Value>(&data[s..e])
-                .map_err(|err| ArrowError::JsonError(format!("at byte {s}: {err}")));
-            if let Ok(v) = &v {
-                null_array |= has_null_array(v);
+    let infer =
+        |(r, pre): &mut (Range<usize>, Option<Inferrer>)| -> Option<(Schema, Option<Inferrer>)> {
+            if let Some(state) = pre.take() {
+                let inferred = state.finish();
+                if !inferred.widened && !inferred.null_array {
+                    return Some((inferred.schema, Some(state)));
+                }
             }
-            v
-        });
-        let out = arrow_json::reader::infer_json_schema_from_iterator(iter).ok();
-        let out = out.filter(|_| !null_array);
-        file.release(r.clone());
-        out.map(|s| (s, None))
-    };
+            file.populate(r.clone());
+            let spans = rows_of(data, r);
+            // The byte walk when it covers the range (it tells the same as below).
+            if let Some(state) = super::fast::infer_state(data, &spans, !wanted.is_none()) {
+                file.release(r.clone());
+                let inferred = state.finish();
+                return (!inferred.widened && !inferred.null_array)
+                    .then_some((inferred.schema, Some(state)));
+            }
+            // An array of nulls alone infers to a list of an empty set of types, which comes
+            // out as List(Utf8) but joins as nothing: no sample row can stand for it.
+            let mut null_array = false;
+            let iter = spans.iter().map(|&(s, e)| {
+                let v = serde_json::from_slice::<serde_json::Value>(&data[s..e])
+                    .map_err(|err| ArrowError::JsonError(format!("at byte {s}: {err}")));
+                if let Ok(v) = &v {
+                    null_array |= has_null_array(v);
+                }
+                v
+            });
+            let out = arrow_json::reader::infer_json_schema_from_iterator(iter).ok();
+            let out = out.filter(|_| !null_array);
+            file.release(r.clone());
+            out.map(|s| (s, None))
+        };
     let mut all: Vec<std::result::Result<serde_json::Value, ArrowError>> = Vec::new();
     // Each range's statistics from its walk, while every range has them.
-    let mut walked: Option<Vec<super::fast::Inferrer>> = Some(Vec::new());
-    for group in plan.chunks(threads * 4) {
-        let schemas: Vec<Option<(Schema, Option<super::fast::Inferrer>)>> =
-            group.par_iter().map(infer).collect();
+    let mut walked: Option<Vec<Inferrer>> = Some(Vec::new());
+    let mut items: Vec<(Range<usize>, Option<Inferrer>)> = plan
+        .iter()
+        .cloned()
+        .zip(walks.into_iter().chain(std::iter::repeat_with(|| None)))
+        .collect();
+    for group in items.chunks_mut(threads * 4) {
+        let schemas: Vec<Option<(Schema, Option<Inferrer>)>> =
+            group.par_iter_mut().map(infer).collect();
         for s in schemas {
             let (s, state) = s?;
             match (state, &mut walked) {
@@ -320,11 +351,7 @@ fn nested_schema_and_stats(
 /// `schema`: each range's as [`super::fast::Inferrer::stats`] gives them, joined as
 /// [`StatsBuilder::merge`] joins the ranges' decoded bounds; `None` when a range's walk
 /// leaves its statistics to the decoder.
-fn walked_stats(
-    states: &[super::fast::Inferrer],
-    schema: &Schema,
-    wanted: &StatsColumns,
-) -> Option<Stats> {
+fn walked_stats(states: &[Inferrer], schema: &Schema, wanted: &StatsColumns) -> Option<Stats> {
     use crate::locator::ColumnStats;
     let mut out = Stats::new();
     for st in states {
