@@ -164,6 +164,9 @@ fn walk(
         .worksheet_cells_reader(&name)
         .map_err(|e| not_xlsx(path, e))?;
     let mut sheet: Option<Sheet> = None;
+    // Header cells (positions in `columns`) calamine read as numbers or strings: their
+    // names are spelled from the sheet XML once the header row is complete.
+    let mut respell: Vec<usize> = Vec::new();
     // Sheet column → position among the header's columns.
     let mut position: Vec<Option<usize>> = Vec::new();
     let mut row_seen = 0u64;
@@ -176,6 +179,9 @@ fn walk(
         match &mut sheet {
             None => {
                 if let Some(text) = data_text(value) {
+                    if raw_spelled(value) {
+                        respell.push(0);
+                    }
                     sheet = Some(Sheet {
                         header_row: r,
                         columns: vec![(c, text)],
@@ -184,11 +190,15 @@ fn walk(
             }
             Some(s) if r == s.header_row => {
                 if let Some(text) = data_text(value) {
+                    if raw_spelled(value) {
+                        respell.push(s.columns.len());
+                    }
                     s.columns.push((c, text));
                 }
             }
             Some(s) => {
                 if position.is_empty() {
+                    respell_header(path, &name, s, &respell)?;
                     let max = s.columns.iter().map(|(c, _)| *c).max().unwrap_or(0);
                     position = vec![None; max as usize + 1];
                     for (i, (c, _)) in s.columns.iter().enumerate() {
@@ -207,10 +217,43 @@ fn walk(
             }
         }
     }
-    Ok(sheet.unwrap_or(Sheet {
-        header_row: 0,
-        columns: Vec::new(),
-    }))
+    match sheet {
+        Some(mut s) => {
+            if position.is_empty() {
+                respell_header(path, &name, &mut s, &respell)?;
+            }
+            Ok(s)
+        }
+        None => Ok(Sheet {
+            header_row: 0,
+            columns: Vec::new(),
+        }),
+    }
+}
+
+/// True for a header cell whose name comes from the sheet XML ([`xlsx_header`]): numbers
+/// (not dates) and strings, whose text calamine changes.
+fn raw_spelled(v: &DataRef<'_>) -> bool {
+    matches!(
+        v,
+        DataRef::Int(_) | DataRef::Float(_) | DataRef::String(_) | DataRef::SharedString(_)
+    )
+}
+
+/// Names the header columns at positions `respell` by their text in the sheet XML.
+fn respell_header(path: &Path, sheet_name: &str, s: &mut Sheet, respell: &[usize]) -> Result<()> {
+    if respell.is_empty() {
+        return Ok(());
+    }
+    let texts = xlsx_header::header_texts(path, sheet_name, s.header_row)?;
+    for &i in respell {
+        if let Some((c, name)) = s.columns.get_mut(i)
+            && let Some(t) = texts.get(c)
+        {
+            name.clone_from(t);
+        }
+    }
+    Ok(())
 }
 
 fn names(sheet: &Sheet) -> Vec<String> {
@@ -553,6 +596,9 @@ impl Locator for XlsxLocator {
         Ok(Box::new(batches.into_iter()))
     }
 }
+
+#[path = "xlsx_header.rs"]
+mod xlsx_header;
 
 #[cfg(test)]
 mod tests {
