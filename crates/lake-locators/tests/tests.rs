@@ -3,6 +3,7 @@ mod avro;
 mod columnar_conformance;
 mod common;
 mod csv;
+mod csv_latin1;
 mod ipc;
 mod json;
 mod msgpack;

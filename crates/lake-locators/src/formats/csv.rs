@@ -805,6 +805,7 @@ struct Opened {
     schema: SchemaRef,
     own_blocks: Option<Vec<Block>>,
     projection: Option<Vec<usize>>,
+    encoding: TextEncoding,
 }
 
 /// Opens the delimited file at `path` for [`Locator::read`] and [`Locator::read_rows`].
@@ -812,6 +813,7 @@ fn open_for_read(
     path: &Path,
     schema: Option<&SchemaRef>,
     projection: Option<&[String]>,
+    encoding: TextEncoding,
 ) -> Result<Opened> {
     let data = Text::new(FileBytes::open(path)?);
     let (h, schema, own_blocks) = match schema {
@@ -821,7 +823,7 @@ fn open_for_read(
                 stats: StatsColumns::None,
                 ..IndexOptions::default()
             };
-            let (h, index) = index_bytes(path, &data, &options)?;
+            let (h, index) = encoding::index_text(path, &data, &options, encoding)?;
             (h, index.schema, Some(index.blocks))
         }
     };
@@ -843,6 +845,7 @@ fn open_for_read(
         schema,
         own_blocks,
         projection,
+        encoding,
     })
 }
 
@@ -871,62 +874,54 @@ impl Locator for DelimitedLocator {
     }
 
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
-        let Opened {
-            data,
-            h,
-            schema,
-            own_blocks,
-            projection,
-        } = open_for_read(path, request.schema.as_ref(), request.projection)?;
-        let blocks = request.blocks.or(own_blocks.as_deref());
-        let (mut pos, base) = match start_block(path, blocks, request.rows.start, data.len())? {
-            Some((byte, first_row)) => (byte, first_row),
-            None => (h.body, 0),
-        };
-        let (skipped_to, skipped) = skip_records(&data, pos, request.rows.start - base, h.delim)
-            .map_err(|e| field_error(path, h.format, e.into(), None))?;
-        pos = skipped_to;
-        let remaining = if skipped < request.rows.start - base {
-            0
-        } else {
-            request.rows.end.saturating_sub(request.rows.start)
-        };
-        let batch_size = if request.batch_size == 0 {
-            8192
-        } else {
-            request.batch_size
-        };
-        Ok(Box::new(CsvBatches {
-            path: path.to_path_buf(),
-            format: h.format,
-            data,
-            pos,
-            remaining,
-            delim: h.delim,
-            schema,
-            projection,
-            batch_size,
-        }))
+        read_file(path, request, TextEncoding::Utf8)
     }
 
     fn read_rows(&self, path: &Path, request: &RowsRequest<'_>) -> Result<Vec<RecordBatch>> {
-        take::read_rows(path, request)
+        take::read_rows(path, request, TextEncoding::Utf8)
     }
 }
 
-/// Feeds `text` to an arrow-csv decoder until it takes no more (a full batch).
-fn feed(
-    decoder: &mut arrow_csv::reader::Decoder,
-    mut text: &[u8],
-) -> std::result::Result<(), arrow_schema::ArrowError> {
-    while !text.is_empty() {
-        let n = decoder.decode(text)?;
-        if n == 0 {
-            break;
-        }
-        text = &text[n..];
-    }
-    Ok(())
+/// [`Locator::read`] of a delimited file in `encoding`.
+fn read_file(path: &Path, request: &ReadRequest<'_>, encoding: TextEncoding) -> Result<BatchIter> {
+    let Opened {
+        data,
+        h,
+        schema,
+        own_blocks,
+        projection,
+        encoding,
+    } = open_for_read(path, request.schema.as_ref(), request.projection, encoding)?;
+    let blocks = request.blocks.or(own_blocks.as_deref());
+    let (mut pos, base) = match start_block(path, blocks, request.rows.start, data.len())? {
+        Some((byte, first_row)) => (byte, first_row),
+        None => (h.body, 0),
+    };
+    let (skipped_to, skipped) = skip_records(&data, pos, request.rows.start - base, h.delim)
+        .map_err(|e| field_error(path, h.format, e.into(), None))?;
+    pos = skipped_to;
+    let remaining = if skipped < request.rows.start - base {
+        0
+    } else {
+        request.rows.end.saturating_sub(request.rows.start)
+    };
+    let batch_size = if request.batch_size == 0 {
+        8192
+    } else {
+        request.batch_size
+    };
+    Ok(Box::new(CsvBatches {
+        path: path.to_path_buf(),
+        format: h.format,
+        data,
+        pos,
+        remaining,
+        delim: h.delim,
+        schema,
+        projection,
+        batch_size,
+        encoding,
+    }))
 }
 
 /// Lazily decodes the wanted records, one batch at a time.
@@ -940,6 +935,7 @@ struct CsvBatches {
     schema: SchemaRef,
     projection: Option<Vec<usize>>,
     batch_size: usize,
+    encoding: TextEncoding,
 }
 
 impl CsvBatches {
@@ -965,7 +961,7 @@ impl CsvBatches {
         }
         let mut decoder = builder.build_decoder();
         let lib = |e| Error::library(&self.path, self.format, e);
-        feed(&mut decoder, &self.data[self.pos..end]).map_err(lib)?;
+        feed(&mut decoder, &self.data[self.pos..end], self.encoding).map_err(lib)?;
         // An empty buffer tells the decoder the input ended (a last record without newline).
         decoder.decode(&[]).map_err(lib)?;
         let batch = decoder.flush().map_err(lib)?;
@@ -985,6 +981,11 @@ impl Iterator for CsvBatches {
 
 #[path = "csv_take.rs"]
 mod take;
+
+#[path = "csv_encoding.rs"]
+mod encoding;
+use encoding::feed;
+pub use encoding::{DelimitedTextLocator, TextEncoding, UnknownEncoding, latin1_to_utf8};
 
 #[path = "csv_split.rs"]
 mod split;

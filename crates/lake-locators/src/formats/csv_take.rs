@@ -9,7 +9,7 @@ use std::path::Path;
 use arrow_array::RecordBatch;
 use rayon::prelude::*;
 
-use super::{Opened, Text, feed, field_error, open_for_read};
+use super::{Opened, Text, TextEncoding, feed, field_error, open_for_read};
 use crate::error::{Error, Result};
 use crate::locator::RowsRequest;
 use crate::take::{by_block, check_rows, past_end};
@@ -17,14 +17,19 @@ use crate::text::rowread::start_block;
 use crate::text::scan::skip_records;
 
 /// The wanted rows `request.rows` of the delimited file at `path`.
-pub(super) fn read_rows(path: &Path, request: &RowsRequest<'_>) -> Result<Vec<RecordBatch>> {
+pub(super) fn read_rows(
+    path: &Path,
+    request: &RowsRequest<'_>,
+    encoding: TextEncoding,
+) -> Result<Vec<RecordBatch>> {
     let Opened {
         data,
         h,
         schema,
         own_blocks,
         projection,
-    } = open_for_read(path, request.schema.as_ref(), request.projection)?;
+        encoding,
+    } = open_for_read(path, request.schema.as_ref(), request.projection, encoding)?;
     let rows = request.rows;
     check_rows(path, rows, None)?;
     if rows.is_empty() {
@@ -84,7 +89,7 @@ pub(super) fn read_rows(path: &Path, request: &RowsRequest<'_>) -> Result<Vec<Re
     let mut decoder = builder.build_decoder();
     let lib = |e| Error::library(path, h.format, e);
     for text in &texts {
-        feed(&mut decoder, text).map_err(lib)?;
+        feed(&mut decoder, text, encoding).map_err(lib)?;
     }
     decoder.decode(&[]).map_err(lib)?;
     let batch = decoder.flush().map_err(lib)?;
