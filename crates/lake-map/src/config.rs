@@ -1,10 +1,12 @@
-//! The map's configuration (`docs/lake-map.md` §3): checkpoint stride, fingerprint mode and
-//! statistics columns, with their text forms in the map's schema metadata.
+//! The map's configuration (`docs/lake-map.md` §3): checkpoint stride, fingerprint mode,
+//! statistics columns and the text encoding of delimited files, with their text forms in the
+//! map's schema metadata.
 
 use std::fmt;
 use std::str::FromStr;
 
 use lake_locators::StatsColumns;
+pub use lake_locators::csv::TextEncoding;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -61,6 +63,9 @@ pub struct MapConfig {
     pub fingerprint: Fingerprint,
     /// Which columns get statistics.
     pub stats_columns: StatsColumns,
+    /// How delimited text files (CSV, TSV, PSV, TXT) are read, when indexed and on every
+    /// later read of the map: UTF-8 (checked) or Latin-1.
+    pub text_encoding: TextEncoding,
 }
 
 impl Default for MapConfig {
@@ -69,6 +74,7 @@ impl Default for MapConfig {
             checkpoint_stride_rows: DEFAULT_STRIDE,
             fingerprint: Fingerprint::Metadata,
             stats_columns: StatsColumns::All,
+            text_encoding: TextEncoding::Utf8,
         }
     }
 }

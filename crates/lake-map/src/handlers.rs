@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use lake_locators::Locator;
+use lake_locators::csv::{DelimitedTextLocator, TextEncoding};
 
 /// Which locator handles a file, and whether it is a dynamic handler.
 #[derive(Clone)]
@@ -19,6 +20,21 @@ pub struct Handler {
     pub locator: Arc<dyn Locator>,
     /// True for a handler registered at run time (its blocks are not stored).
     pub dynamic: bool,
+}
+
+impl Handler {
+    /// This handler for a map whose delimited files are read in `encoding`: a built-in
+    /// delimited-text locator (named `csv`) becomes one of that encoding; any other handler,
+    /// and every dynamic one, stays as it is.
+    pub fn with_text_encoding(self, encoding: TextEncoding) -> Handler {
+        if self.dynamic || encoding == TextEncoding::Utf8 || self.locator.name() != "csv" {
+            return self;
+        }
+        Handler {
+            locator: Arc::new(DelimitedTextLocator::new(encoding)),
+            dynamic: false,
+        }
+    }
 }
 
 impl std::fmt::Debug for Handler {

@@ -48,6 +48,10 @@ pub fn map_schema(config: &MapConfig) -> SchemaRef {
             "bazan.stats_columns",
             stats_columns_to_json(&config.stats_columns).to_string(),
         ),
+        (
+            "bazan.text_encoding",
+            config.text_encoding.as_str().to_string(),
+        ),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))

@@ -21,7 +21,7 @@ pub mod read;
 pub mod show;
 pub mod update;
 
-pub use config::{DEFAULT_STRIDE, Fingerprint, MapConfig};
+pub use config::{DEFAULT_STRIDE, Fingerprint, MapConfig, TextEncoding};
 pub use create::{
     CreateOptions, CreateReport, FileFailure, Progress, ProgressFn, create_map, create_map_with,
     hash_file,

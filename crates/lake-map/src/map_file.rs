@@ -19,7 +19,9 @@ use arrow_ipc::reader::{FileDecoder, read_footer_length};
 use arrow_ipc::writer::FileWriter;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::config::{DEFAULT_STRIDE, Fingerprint, MapConfig, stats_columns_from_json};
+use crate::config::{
+    DEFAULT_STRIDE, Fingerprint, MapConfig, TextEncoding, stats_columns_from_json,
+};
 use crate::discovery::resolve_map_path;
 use crate::error::{Error, Result};
 use crate::lake_map::{LakeMap, MapEntry, assign_first_global_rows};
@@ -342,6 +344,11 @@ fn read_config(schema: &Schema, path: &Path) -> Result<MapConfig> {
         config.stats_columns = stats_columns_from_json(&value)
             .map_err(|e| Error::invalid(path, format!("bazan.stats_columns: {e}")))?;
     }
+    if let Some(s) = meta_or(schema, "bazan.text_encoding") {
+        config.text_encoding = s
+            .parse::<TextEncoding>()
+            .map_err(|e| Error::invalid(path, format!("bazan.text_encoding: {e}")))?;
+    }
     Ok(config)
 }
 
@@ -440,4 +447,36 @@ fn legacy_entries(batch: &RecordBatch, version: u32, path: &Path) -> Result<Vec<
         assign_first_global_rows(&mut entries);
     }
     Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text encoding is read back from the metadata; a name other than utf-8 or
+    /// latin-1 makes the map invalid, naming the key.
+    #[test]
+    fn text_encoding_metadata() {
+        let path = Path::new("/lake/.br_map.bazan");
+        let config = MapConfig {
+            text_encoding: TextEncoding::Latin1,
+            ..MapConfig::default()
+        };
+        let schema = crate::lake_map::map_schema(&config);
+        assert_eq!(read_config(&schema, path).unwrap(), config);
+        let mut md = schema.metadata().clone();
+        md.remove("bazan.text_encoding");
+        let old = Schema::new_with_metadata(schema.fields().clone(), md.clone());
+        assert_eq!(
+            read_config(&old, path).unwrap().text_encoding,
+            TextEncoding::Utf8
+        );
+        md.insert("bazan.text_encoding".into(), "ebcdic".into());
+        let bad = Schema::new_with_metadata(schema.fields().clone(), md);
+        let e = read_config(&bad, path).unwrap_err().to_string();
+        assert!(
+            e.contains("bazan.text_encoding") && e.contains("ebcdic"),
+            "{e}"
+        );
+    }
 }

@@ -143,7 +143,8 @@ impl LakeMap {
             .ok_or_else(|| Error::NoHandler {
                 path: self.root().join(e.path),
                 format: e.format.to_string(),
-            })?;
+            })?
+            .with_text_encoding(self.config().text_encoding);
         let schema = match e.schema_value()? {
             Some(v) => Some(schema_from_json(&v)?),
             None => None,

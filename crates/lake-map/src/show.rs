@@ -43,6 +43,7 @@ pub fn map_json(map: &LakeMap) -> Result<Value> {
         "checkpoint_stride_rows": config.checkpoint_stride_rows,
         "fingerprint": config.fingerprint.as_str(),
         "stats_columns": stats_columns_to_json(&config.stats_columns),
+        "text_encoding": config.text_encoding.as_str(),
         "total_files": map.total_files(),
         "total_rows": map.total_rows(),
         "total_bytes": map.total_bytes(),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use lake_map::{
-    CreateOptions, Fingerprint, MapConfig, StatsColumns, create_map_with, load_map,
+    CreateOptions, Fingerprint, MapConfig, StatsColumns, TextEncoding, create_map_with, load_map,
     resolve_map_path,
 };
 
@@ -89,6 +89,7 @@ fn check_old_defaults(map: &lake_map::LakeMap) {
             checkpoint_stride_rows: 65_536,
             fingerprint: Fingerprint::Metadata,
             stats_columns: StatsColumns::All,
+            text_encoding: TextEncoding::Utf8,
         }
     );
     for e in map.entries() {

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use arrow_array::{Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use lake_map::{
-    CreateOptions, Error, Fingerprint, MapConfig, StatsColumns, create_map_with, hash_file,
-    load_map, resolve_map_path,
+    CreateOptions, Error, Fingerprint, MapConfig, StatsColumns, TextEncoding, create_map_with,
+    hash_file, load_map, resolve_map_path,
 };
 
 use crate::common::{lines_registry, standard_files, write_lake};
@@ -29,6 +29,7 @@ fn written_loaded_equal() {
         checkpoint_stride_rows: 7,
         fingerprint: Fingerprint::Blake3,
         stats_columns: StatsColumns::Only(vec!["v".into()]),
+        text_encoding: TextEncoding::Latin1,
     };
     let built = create_map_with(dir.path(), &options(config.clone()))
         .unwrap()
@@ -80,6 +81,7 @@ fn written_loaded_equal() {
     assert_eq!(md["bazan.checkpoint_stride_rows"], "7");
     assert_eq!(md["bazan.fingerprint"], "blake3");
     assert_eq!(md["bazan.stats_columns"], r#"["v"]"#);
+    assert_eq!(md["bazan.text_encoding"], "latin-1");
     let file = fs::File::open(resolve_map_path(dir.path())).unwrap();
     let reader = arrow_ipc::reader::FileReader::try_new(file, None).unwrap();
     assert_eq!(reader.schema().as_ref(), schema.as_ref());
@@ -105,6 +107,8 @@ fn defaults_and_stats_off() {
     }
     let json = lake_map::show::map_json(&map).unwrap();
     assert_eq!(json["stats_columns"], serde_json::json!([]));
+    assert_eq!(map.config().text_encoding, TextEncoding::Utf8);
+    assert_eq!(json["text_encoding"], "utf-8");
     assert_eq!(json["files"][1]["blocks"][0]["row_count"], 10);
 }
 

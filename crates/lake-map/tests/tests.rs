@@ -2,6 +2,7 @@
 
 mod atomic;
 mod common;
+mod latin1;
 mod legacy;
 mod map_file;
 mod security;

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use lake_map::{
-    CreateOptions, Fingerprint, LakeMap, MapConfig, ProgressFn, StatsColumns, UpdateOptions,
-    UpdateReport, create_map_with, load_map, resolve_map_path, update_map_with,
+    CreateOptions, Fingerprint, LakeMap, MapConfig, ProgressFn, StatsColumns, TextEncoding,
+    UpdateOptions, UpdateReport, create_map_with, load_map, resolve_map_path, update_map_with,
 };
 
 use crate::common::lines_registry;
@@ -22,16 +22,19 @@ fn configs() -> Vec<MapConfig> {
             checkpoint_stride_rows: 3,
             fingerprint: Fingerprint::Metadata,
             stats_columns: StatsColumns::All,
+            text_encoding: TextEncoding::Utf8,
         },
         MapConfig {
             checkpoint_stride_rows: 2,
             fingerprint: Fingerprint::Blake3,
             stats_columns: StatsColumns::Only(vec!["v".into()]),
+            text_encoding: TextEncoding::Latin1,
         },
         MapConfig {
             checkpoint_stride_rows: 5,
             fingerprint: Fingerprint::Metadata,
             stats_columns: StatsColumns::None,
+            text_encoding: TextEncoding::Utf8,
         },
     ]
 }
