@@ -20,6 +20,7 @@ def create_map(
     skip_errors: bool,
     threads: Optional[int],
     progress: _Progress,
+    encoding: str = "utf-8",
 ) -> Tuple[Lake, List[Tuple[str, str]]]:
     """Builds and writes the map of the lake at ``root``; returns it with the files left out."""
 
@@ -58,6 +59,8 @@ class Lake:
     def fingerprint(self) -> str: ...
     @property
     def stride(self) -> int: ...
+    @property
+    def text_encoding(self) -> str: ...
     @property
     def map_path(self) -> str: ...
     def schema(self) -> pa.Schema: ...

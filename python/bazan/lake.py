@@ -100,6 +100,7 @@ def create_map(
     skip_errors: bool = False,
     threads: Optional[int] = None,
     progress: _progress.ProgressArg = None,
+    encoding: str = "utf-8",
 ) -> "LakeMap":
     """Maps the lake at ``root`` and writes ``<root>/.br_map.bazan`` atomically, exactly as
     ``bazan map create`` does; returns the map, ready to read.
@@ -115,6 +116,11 @@ def create_map(
     - ``progress``: ``None`` shows a bar on stderr when it is a terminal; ``True``/``False``
       force it on/off; a callable receives ``(files_done, files_total, bytes_done,
       bytes_total)`` from the calling thread.
+    - ``encoding``: how CSV, TSV, PSV and TXT files are read, ``"utf-8"`` (bytes that are
+      not UTF-8 are refused with the row and byte offset) or ``"latin-1"`` (every byte is
+      a character, as Python's ``open(..., encoding="latin-1")`` reads it). Stored in the
+      map: every later read and :func:`update_map` use it. Another name raises
+      :class:`InvalidArgumentError` (a ``ValueError``).
 
     A registered handler's exception propagates as itself, with the path in its notes, and
     no map is written. Ctrl-C raises ``KeyboardInterrupt`` and leaves no map behind.
@@ -127,6 +133,8 @@ def create_map(
         raise TypeError(f"skip_errors must be a bool, not {type(skip_errors).__name__}")
     if threads is not None:
         threads = _int("threads", threads, 1)
+    if not isinstance(encoding, str):
+        raise TypeError(f"encoding must be a str, not {type(encoding).__name__}")
     callback = _progress.resolve(progress, "map")
     try:
         lake, failures = _bazan.create_map(
@@ -137,6 +145,7 @@ def create_map(
             skip_errors=skip_errors,
             threads=threads,
             progress=callback,
+            encoding=encoding,
         )
     finally:
         _progress.close(callback)
@@ -345,6 +354,11 @@ class LakeMap:
     def stride(self) -> int:
         """The map's checkpoint stride (rows)."""
         return self._lake.stride
+
+    @property
+    def text_encoding(self) -> str:
+        """How the map reads its CSV, TSV, PSV and TXT files: ``"utf-8"`` or ``"latin-1"``."""
+        return self._lake.text_encoding
 
     @property
     def schema(self) -> pa.Schema:

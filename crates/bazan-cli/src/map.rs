@@ -61,6 +61,11 @@ struct CreateArgs {
     /// Statistics: all, none, or a comma-separated list of columns.
     #[arg(long, default_value = "all")]
     stats: String,
+    /// Text encoding of CSV, TSV, PSV and TXT files: utf-8 (bytes that are not UTF-8 are
+    /// refused with row and byte offset) or latin-1 (every byte is a character). Stored in
+    /// the map: later reads and `map update` use it too.
+    #[arg(long, default_value = "utf-8", value_name = "ENCODING")]
+    encoding: String,
     /// Leave unreadable files out of the map and list them at the end (exit 1).
     #[arg(long)]
     skip_errors: bool,
@@ -275,6 +280,7 @@ fn create(a: CreateArgs) -> anyhow::Result<Outcome> {
         stride: a.stride,
         fingerprint: a.fingerprint.parse::<Fingerprint>()?,
         stats: parse_stats_option(&a.stats),
+        text_encoding: bazan::text_encoding(&a.encoding)?,
         skip_errors: a.skip_errors,
         threads: a.threads,
         progress,
@@ -376,6 +382,9 @@ fn print_show(lake: &Lake) -> anyhow::Result<()> {
         c.fingerprint,
         stats_columns_to_json(&c.stats_columns)
     )?;
+    if c.text_encoding != bazan::TextEncoding::Utf8 {
+        writeln!(out, "text encoding {}", c.text_encoding)?;
+    }
     writeln!(
         out,
         "{} files, {} rows, {} bytes",

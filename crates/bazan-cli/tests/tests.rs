@@ -2,6 +2,7 @@
 mod common;
 mod doctor;
 mod lake;
+mod latin1;
 mod pipes;
 mod read;
 #[cfg(feature = "sql")]

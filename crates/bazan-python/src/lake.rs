@@ -69,7 +69,7 @@ fn build_setup(
 /// Builds the map of the lake at `root` and returns it with the files left out
 /// (`skip_errors`), as `(path, message)` pairs.
 #[pyfunction]
-#[pyo3(signature = (root, *, stride, fingerprint, stats_columns, skip_errors, threads, progress))]
+#[pyo3(signature = (root, *, stride, fingerprint, stats_columns, skip_errors, threads, progress, encoding = "utf-8"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn create_map(
     py: Python<'_>,
@@ -80,10 +80,13 @@ pub(crate) fn create_map(
     skip_errors: bool,
     threads: Option<usize>,
     progress: Option<Py<PyAny>>,
+    encoding: &str,
 ) -> PyResult<(PyLake, Vec<(String, String)>)> {
     if stride == 0 {
         return Err(errors::invalid(py, "stride must be at least 1"));
     }
+    let text_encoding =
+        bazan::text_encoding(encoding).map_err(|e| errors::invalid(py, e.to_string()))?;
     let (cancel, mut pump, feed) = build_setup(py, threads, progress)?;
     let options = CreateOptions {
         stride,
@@ -93,6 +96,7 @@ pub(crate) fn create_map(
             Some(list) if list.is_empty() => StatsColumns::None,
             Some(list) => StatsColumns::Only(list),
         },
+        text_encoding,
         skip_errors,
         threads,
         progress: feed,
@@ -299,6 +303,12 @@ impl PyLake {
     #[getter]
     fn stride(&self) -> u64 {
         self.lake.config().checkpoint_stride_rows
+    }
+
+    /// The text encoding of the map's delimited files (`utf-8` or `latin-1`).
+    #[getter]
+    fn text_encoding(&self) -> &'static str {
+        self.lake.config().text_encoding.as_str()
     }
 
     /// The path of the map file.

@@ -209,6 +209,12 @@ impl From<lake_locators::Error> for Error {
     }
 }
 
+impl From<lake_locators::csv::UnknownEncoding> for Error {
+    fn from(e: lake_locators::csv::UnknownEncoding) -> Self {
+        Error::invalid(e.to_string())
+    }
+}
+
 impl From<lake_map::Error> for Error {
     fn from(e: lake_map::Error) -> Self {
         use lake_map::Error as M;

@@ -13,7 +13,7 @@ use lake_locators::Stats;
 pub use lake_map::config::{parse_stats_option, stats_columns_to_json};
 pub use lake_map::{
     DEFAULT_STRIDE, FileFailure, FileSlice, Fingerprint, LakeMap, MapConfig, Progress, ProgressFn,
-    Segment, StatsColumns,
+    Segment, StatsColumns, TextEncoding,
 };
 
 use crate::cancel::CancelToken;
@@ -30,6 +30,9 @@ pub struct CreateOptions {
     pub fingerprint: Fingerprint,
     /// Which columns get min/max statistics.
     pub stats: StatsColumns,
+    /// How CSV, TSV, PSV and TXT files are read (stored in the map: every later read and
+    /// update of it uses the same). Parse a name with [`crate::text_encoding`].
+    pub text_encoding: TextEncoding,
     /// Leave unreadable files out of the map (listed in [`Created::failures`]) instead of
     /// failing the whole build.
     pub skip_errors: bool,
@@ -47,6 +50,7 @@ impl Default for CreateOptions {
             stride: DEFAULT_STRIDE,
             fingerprint: Fingerprint::Metadata,
             stats: StatsColumns::All,
+            text_encoding: TextEncoding::Utf8,
             skip_errors: false,
             threads: None,
             progress: None,
@@ -61,6 +65,7 @@ impl std::fmt::Debug for CreateOptions {
             .field("stride", &self.stride)
             .field("fingerprint", &self.fingerprint)
             .field("stats", &self.stats)
+            .field("text_encoding", &self.text_encoding)
             .field("skip_errors", &self.skip_errors)
             .field("threads", &self.threads)
             .field("progress", &self.progress.is_some())
@@ -76,6 +81,7 @@ impl CreateOptions {
             checkpoint_stride_rows: self.stride,
             fingerprint: self.fingerprint,
             stats_columns: self.stats.clone(),
+            text_encoding: self.text_encoding,
         }
     }
 }
@@ -107,6 +113,12 @@ pub(crate) fn with_threads<T: Send>(
             pool.install(f)
         }
     }
+}
+
+/// The text encoding named `name`: `utf-8` (or `utf8`) or `latin-1` (or `latin1`,
+/// `iso-8859-1`), in any case; any other name is an [`crate::ErrorKind::InvalidArgument`].
+pub fn text_encoding(name: &str) -> Result<TextEncoding> {
+    Ok(name.parse::<TextEncoding>()?)
 }
 
 /// Builds the map of the lake at `root` with every handler of this process (built-in,

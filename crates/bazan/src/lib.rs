@@ -58,7 +58,8 @@ pub use error::{Error, ErrorKind, Result};
 pub use handlers::{handlers, register_handler, registered_extensions, unregister_handler};
 pub use lake::{
     CreateOptions, Created, DoctorOptions, DoctorReport, Fingerprint, Lake, MapConfig, Progress,
-    ProgressFn, RowLocation, StatsColumns, Updated, Verdict, create_map, load_map, update_map,
+    ProgressFn, RowLocation, StatsColumns, TextEncoding, Updated, Verdict, create_map, load_map,
+    text_encoding, update_map,
 };
 pub use lake_locators::columnar::quiet_guarded_panics;
 pub use lake_locators::rows;

@@ -1,5 +1,6 @@
 //! Integration tests of the facade: everything the CLI does, through `bazan` alone.
 
 mod lake;
+mod latin1;
 mod take;
 mod tsfile;
