@@ -984,8 +984,9 @@ mod take;
 
 #[path = "csv_encoding.rs"]
 mod encoding;
-use encoding::feed;
-pub use encoding::{DelimitedTextLocator, TextEncoding, UnknownEncoding, latin1_to_utf8};
+use crate::text::encoding::feed;
+pub use crate::text::encoding::{TextEncoding, UnknownEncoding, latin1_to_utf8};
+pub use encoding::DelimitedTextLocator;
 
 #[path = "csv_split.rs"]
 mod split;

@@ -9,10 +9,11 @@ use std::path::Path;
 use arrow_array::RecordBatch;
 use rayon::prelude::*;
 
-use super::{Opened, Text, TextEncoding, feed, field_error, open_for_read};
+use super::{Opened, Text, field_error, open_for_read};
 use crate::error::{Error, Result};
 use crate::locator::RowsRequest;
 use crate::take::{by_block, check_rows, past_end};
+use crate::text::encoding::{TextEncoding, feed};
 use crate::text::rowread::start_block;
 use crate::text::scan::skip_records;
 
