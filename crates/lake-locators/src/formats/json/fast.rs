@@ -455,7 +455,7 @@ impl Walker<'_> {
         let inside = &self.d[open + 1..end - 1];
         // Non-ASCII bytes of a row are inside its strings: the walk checks them (a row it
         // takes is UTF-8).
-        if (escaped && !valid_escaped(inside)) || (high && std::str::from_utf8(inside).is_err()) {
+        if (escaped && !valid_escaped(inside)) || (high && simdutf8::basic::from_utf8(inside).is_err()) {
             return Err(Stop::Bail);
         }
         self.pos = end;
