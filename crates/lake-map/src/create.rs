@@ -211,7 +211,10 @@ pub fn index_file(root: &Path, file: &DiscoveredFile, config: &MapConfig) -> Res
         stride: config.checkpoint_stride_rows,
         stats: config.stats_columns.clone(),
     };
-    let handler = file.handler.clone().with_text_encoding(config.text_encoding);
+    let handler = file
+        .handler
+        .clone()
+        .with_text_encoding(config.text_encoding);
     let index = handler.locator.index(&full, &options)?;
     let blake3 = match config.fingerprint {
         Fingerprint::Metadata => None,
