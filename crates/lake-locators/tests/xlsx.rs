@@ -238,3 +238,38 @@ fn files_that_are_not_xlsx_give_typed_errors() {
         assert!(XlsxLocator.read(&path, &ReadRequest::default()).is_err());
     }
 }
+
+/// Header names as openpyxl and pandas give them, from the sheet XML: a numeric `0.0`
+/// header stays `0.0` (calamine reads it as the float 0), strings keep the leading and
+/// trailing whitespace calamine trims; the data read under those names.
+#[test]
+fn header_names_as_stored() {
+    let dir = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/conformance/external/calamine/tests"
+    ));
+    if !dir.is_dir() {
+        println!("skipped: {} is absent", dir.display());
+        return;
+    }
+    let names = |file: &str| -> Vec<String> {
+        let idx = common::index_every(&XlsxLocator, &dir.join(file), 100).unwrap();
+        idx.schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect()
+    };
+    assert_eq!(names("no-header.xlsx"), ["a", "0.0"]);
+    assert_eq!(
+        names("whitespace_trim.xlsx"),
+        [
+            "  trimmed value  ",
+            "\t\n value with tabs \n",
+            " \t\n",
+            "clean text"
+        ]
+    );
+    let rows = read(&dir.join("no-header.xlsx"), None, 0..1);
+    assert_eq!(rows, [serde_json::json!({"a": "b", "0.0": 1})]);
+}

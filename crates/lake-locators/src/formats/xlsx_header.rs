@@ -97,9 +97,12 @@ pub(super) fn header_texts(path: &Path, sheet: &str, row: u32) -> Result<HashMap
                     || format!("{folder}sharedStrings.xml"),
                     |r| resolve(&r.target),
                 );
-            let xml = part(&mut zip, &target)?
+            // Streamed: the part can be large, and only the strings up to `max` are read.
+            let real = names
+                .get(&target.to_ascii_lowercase())
                 .ok_or_else(|| bad(path, "a shared string cell without sharedStrings"))?;
-            shared_strings(path, &xml, max)?
+            let f = zip.by_name(real).map_err(|e| bad(path, e))?;
+            shared_strings(path, BufReader::new(f), max)?
         }
     };
     let mut out = HashMap::new();
@@ -128,7 +131,7 @@ struct Rel {
     target: String,
 }
 
-fn reader(xml: &[u8]) -> Reader<&[u8]> {
+fn reader<R: BufRead>(xml: R) -> Reader<R> {
     let mut r = Reader::from_reader(xml);
     let config = r.config_mut();
     config.trim_text(false);
@@ -246,13 +249,7 @@ fn push_text(path: &Path, ev: &Event<'_>, out: &mut String) -> Result<()> {
 
 /// The cells of sheet row `target` (0-based), streaming the sheet up to that row.
 fn row_cells(path: &Path, input: impl BufRead, target: u32) -> Result<Vec<RawCell>> {
-    let mut r = Reader::from_reader(input);
-    {
-        let config = r.config_mut();
-        config.trim_text(false);
-        config.check_end_names = false;
-        config.expand_empty_elements = true;
-    }
+    let mut r = reader(input);
     let mut buf = Vec::new();
     let mut row: Option<u32> = None;
     let mut next_col = 0u32;
@@ -335,7 +332,7 @@ fn row_cells(path: &Path, input: impl BufRead, target: u32) -> Result<Vec<RawCel
 }
 
 /// The shared strings `0..=max`, each the text of its `<t>` runs (phonetic runs left out).
-fn shared_strings(path: &Path, xml: &[u8], max: usize) -> Result<Vec<String>> {
+fn shared_strings(path: &Path, xml: impl BufRead, max: usize) -> Result<Vec<String>> {
     let mut r = reader(xml);
     let mut buf = Vec::new();
     let mut out = Vec::new();
@@ -499,7 +496,7 @@ mod tests {
     #[test]
     fn shared_strings_keep_whitespace_and_skip_phonetics() {
         let xml = br#"<sst><si><t>  x  </t></si><si><r><t>a</t></r><r><t xml:space="preserve"> b</t></r><rPh><t>ignored</t></rPh></si><si><t>never read</t></si></sst>"#;
-        let got = shared_strings(Path::new("t.xlsx"), xml, 1).unwrap();
+        let got = shared_strings(Path::new("t.xlsx"), &xml[..], 1).unwrap();
         assert_eq!(got, vec!["  x  ".to_string(), "a b".to_string()]);
     }
 
@@ -513,7 +510,7 @@ mod tests {
         assert!(e.contains("shared string index"), "{e}");
         let e = shared_strings(
             Path::new("t.xlsx"),
-            b"<sst><si><t>&bogus;</t></si></sst>",
+            &b"<sst><si><t>&bogus;</t></si></sst>"[..],
             0,
         )
         .unwrap_err()
