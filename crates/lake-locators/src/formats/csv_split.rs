@@ -14,29 +14,25 @@ use crate::text::infer::Columns;
 use crate::text::rowread::check_stride;
 use crate::text::scan::{FileBytes, check_utf8_at, skip_records};
 use crate::text::split::{
-    Checkpoints, MIN_SPLIT, chunk_len, csv_record_start, fine_stride, nominal_bounds,
-    quote_parities, ranges, scan_waves, threads,
+    Checkpoints, chunk_len, csv_record_start, fine_stride, nominal_bounds, quote_parities, ranges,
+    scan_waves, split_threads,
 };
 
 #[cfg(test)]
 use super::index_bytes;
 use super::{Header, assemble, cr_line_ends, header, scan_body};
 
-/// The index of `path` built on every thread, or `None` when the file is indexed by one
-/// thread: a pool of one thread, a file under [`MIN_SPLIT`], a file of lone carriage
+/// The index of `path` built on every thread, or `None` when the file is read whole by one
+/// thread: a file [`split_threads`] leaves whole, a file of lone carriage
 /// returns (read from a converted copy), or a split that failed its checks (a wrong guess or
 /// an error in the file, which the sequential scan then reports).
 pub(super) fn index_split(path: &Path, options: &IndexOptions) -> Result<Option<FileIndex>> {
-    let threads = threads();
-    if threads < 2 {
-        return Ok(None);
-    }
     let len = std::fs::metadata(path)
         .map_err(|e| Error::io(path, e))?
         .len();
-    if len < MIN_SPLIT {
+    let Some(threads) = split_threads(len) else {
         return Ok(None);
-    }
+    };
     check_stride(path, options)?;
     let file = FileBytes::open(path)?;
     index_file(path, &file, options, threads)

@@ -390,8 +390,11 @@ impl Locator for ArrowFileLocator {
                             .map_err(|e| Error::Schema(e.to_string()))?,
                     );
                     // Decoded straight from a memory map: the batches' buffers are slices of
-                    // the map, nothing is copied.
-                    let bytes = FileBytes::open_whole(path)?.to_buffer();
+                    // the map, nothing is copied. Each batch's pages are dropped from this
+                    // process once its bounds are taken, so the resident set stays one batch
+                    // whatever the file's size.
+                    let map = FileBytes::open(path)?;
+                    let bytes = map.to_buffer();
                     if bytes.len() as u64 != len {
                         return Err(Error::malformed(
                             path,
@@ -420,14 +423,19 @@ impl Locator for ArrowFileLocator {
                             .read_dictionary(&block, &data)
                             .map_err(|e| lib(path, FILE_FORMAT, e))?;
                     }
-                    let batches = footer.blocks.iter().filter_map(|b| {
+                    let mut builder = StatsBuilder::new(&projected, &options.stats);
+                    for b in &footer.blocks {
                         let (block, data) = message(b);
-                        decoder
+                        let batch = decoder
                             .read_record_batch(&block, &data)
-                            .map_err(|e| lib(path, FILE_FORMAT, e))
-                            .transpose()
-                    });
-                    Some(data_stats(&projected, &options.stats, batches)?)
+                            .map_err(|e| lib(path, FILE_FORMAT, e))?;
+                        if let Some(batch) = batch {
+                            builder.update(&batch);
+                        }
+                        let at = b.offset as usize;
+                        map.release(at..at + (b.meta_len + b.body_len) as usize);
+                    }
+                    Some(builder.finish())
                 }
             };
             Ok(FileIndex {

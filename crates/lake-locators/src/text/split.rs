@@ -53,6 +53,22 @@ pub(crate) fn threads() -> usize {
     rayon::current_num_threads()
 }
 
+/// Files from this size are read in ranges even on one thread: the ranges are mapped and
+/// dropped in waves, so the resident set stays a few ranges whatever the file's size (a
+/// whole-file map of a 10 GB file would hold 10 GB).
+pub(crate) const MIN_STREAM: u64 = 64 << 20;
+
+/// The threads to index a file of `len` bytes in ranges with, or `None` when it is read
+/// whole by one thread (a pool of one thread and a file under [`MIN_STREAM`], or a file
+/// under [`MIN_SPLIT`]).
+pub(crate) fn split_threads(len: u64) -> Option<usize> {
+    let threads = threads();
+    if len < MIN_SPLIT || (threads < 2 && len < MIN_STREAM) {
+        return None;
+    }
+    Some(threads.max(1))
+}
+
 /// The nominal length of a range: about eight per thread, between 2 and 16 MiB.
 pub(crate) fn chunk_len(len: usize, threads: usize) -> usize {
     (len / (threads.max(1) * 8)).clamp(2 << 20, 16 << 20)

@@ -28,24 +28,20 @@ use crate::text::infer::{Columns, null_to_utf8};
 use crate::text::rowread::{check_stride, decode_json, finish_blocks};
 use crate::text::scan::{FileBytes, bom_len};
 use crate::text::split::{
-    Checkpoints, MIN_SPLIT, chunk_len, fine_stride, line_start, nominal_bounds, ranges, scan_waves,
-    threads,
+    Checkpoints, chunk_len, fine_stride, line_start, nominal_bounds, ranges, scan_waves,
+    split_threads,
 };
 
-/// The index of the line file `path` built on every thread, or `None` when it is indexed by
-/// one thread (see [`crate::formats::csv`]'s split for the same rules; arrays are read by one
-/// thread).
+/// The index of the line file `path` built on every thread, or `None` when it is read whole
+/// by one thread (see [`crate::formats::csv`]'s split for the same rules; arrays are read
+/// whole by one thread).
 pub(super) fn index_split(path: &Path, options: &IndexOptions) -> Result<Option<FileIndex>> {
-    let threads = threads();
-    if threads < 2 {
-        return Ok(None);
-    }
     let len = std::fs::metadata(path)
         .map_err(|e| Error::io(path, e))?
         .len();
-    if len < MIN_SPLIT {
+    let Some(threads) = split_threads(len) else {
         return Ok(None);
-    }
+    };
     check_stride(path, options)?;
     let file = FileBytes::open(path)?;
     if layout(path, &file) != Layout::Lines {
