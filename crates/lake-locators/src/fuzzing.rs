@@ -60,6 +60,14 @@ pub fn json(data: &[u8]) {
 mod tests {
     use crate::testutil::{byte_soup, stress_cases};
 
+    /// Inputs the fuzz targets found, kept as regression cases.
+    #[test]
+    fn fuzz_findings_hold() {
+        // A repeated header name: the rows before the second `b` turned Utf8 were joined
+        // by name, taking the first `b`'s text bounds (vector and portable scans differed).
+        super::csv(b"\x01\x10a,b,b\n1,2,3\n1,2,pric3\n1,2,3,4,15\n2,,3");
+    }
+
     /// The fuzz checks over seeded byte soup, so that they run in every test run too.
     #[test]
     fn fuzz_checks_hold_on_byte_soup() {

@@ -849,11 +849,20 @@ impl Columns {
     /// Joins the text bounds that `rescan` (the same file's first rows, read without
     /// laziness) found for every pending column.
     pub(crate) fn join_pending(&mut self, rescan: &Columns) {
-        for c in &mut self.cols {
-            if c.pending_text()
-                && let Some(&i) = rescan.by_name.get(c.name.as_bytes())
-                && let Some(other) = rescan.cols.get(i)
-            {
+        for (pos, c) in self.cols.iter_mut().enumerate() {
+            if !c.pending_text() {
+                continue;
+            }
+            // The column at the same position first: a delimited header may repeat a name,
+            // and the lookup by name would join another column's bounds.
+            let other = match rescan.cols.get(pos) {
+                Some(o) if eq_short(o.name.as_bytes(), c.name.as_bytes()) => Some(o),
+                _ => rescan
+                    .by_name
+                    .get(c.name.as_bytes())
+                    .and_then(|&i| rescan.cols.get(i)),
+            };
+            if let Some(other) = other {
                 c.merge_text_bounds(other);
             }
         }
