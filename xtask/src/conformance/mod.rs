@@ -75,7 +75,7 @@ pub fn suites() -> Vec<Suite> {
         },
         Suite {
             name: "writers",
-            about: "Files of other writers (fastavro bzip2/xz, pyorc bare top-level types) in testdata/writers: rows and columns as their reference reader says",
+            about: "Files of other writers (fastavro, pyorc, pyarrow, DuckDB, Python csv/json, official TsFile) in testdata/writers, one or more per class of issue 23: rows and columns as their reference reader says, damaged files refused alone",
             run: writers::run,
         },
         Suite {
