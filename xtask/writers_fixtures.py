@@ -93,6 +93,29 @@ nested_rows = [{
 avro("avro_nested_logical.avro", nested, nested_rows, [3], "deflate",
      "nested record, array, map, union [null,long,string,record], date, timestamp-millis, "
      "decimal(12,2), uuid; deflate")
+logical = {"type": "record", "name": "times", "fields": [
+    {"name": "t_ms", "type": {"type": "int", "logicalType": "time-millis"}},
+    {"name": "t_us", "type": {"type": "long", "logicalType": "time-micros"}},
+    {"name": "ts_us", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+    {"name": "local_ms", "type": {"type": "long", "logicalType": "local-timestamp-millis"}},
+    {"name": "price", "type": {"type": "fixed", "name": "dec16", "size": 16,
+                               "logicalType": "decimal", "precision": 30, "scale": 4}},
+    {"name": "kind", "type": {"type": "enum", "name": "kind", "symbols": ["A", "B", "C"]}},
+    {"name": "raw", "type": {"type": "fixed", "name": "four", "size": 4}},
+    {"name": "maybe", "type": ["null", {"type": "int", "logicalType": "date"}]}]}
+logical_rows = [{
+    "t_ms": datetime.time(i % 24, i % 60, i % 60, (i % 1000) * 1000),
+    "t_us": datetime.time(i % 24, (i * 7) % 60, 0, i % 1000000),
+    "ts_us": epoch + datetime.timedelta(microseconds=123457 * i),
+    "local_ms": datetime.datetime(2024, 3, 1) + datetime.timedelta(seconds=i),
+    "price": decimal.Decimal(i * 1000003) / 10000,
+    "kind": "ABC"[i % 3],
+    "raw": bytes([i % 256, 1, 2, 3]),
+    "maybe": None if i % 4 == 0 else datetime.date(2000, 1, 1) + datetime.timedelta(days=i)}
+    for i in range(500)]
+avro("avro_time_fixed_enum.avro", logical, logical_rows, [3], "null",
+     "time-millis, time-micros, timestamp-micros, local-timestamp-millis, fixed decimal(30,4), "
+     "enum, fixed, [null, date]")
 avro("avro_top_array.avro", {"type": "array", "items": "long"},
      [[j for j in range(i % 5)] for i in range(300)], [3], "null",
      "top-level schema array<long> (not a record)")
@@ -160,6 +183,15 @@ parquet("parquet_dict_groups.parquet", table, [5],
 parquet("parquet_v2_pages.parquet", table.slice(0, 3000), [5],
         "data page v2, format 2.6, small pages, snappy", data_page_version="2.0",
         data_page_size=2048, row_group_size=1500)
+name = "parquet_duckdb_null_type.parquet"
+con = duckdb.connect()
+tmp = path("." + name + ".tmp")
+con.execute("copy (select null as n, range as id, [range, 1] as l, {'a': range} as s "
+            f"from range(700)) to '{tmp}' (format parquet)")
+os.replace(tmp, path(name))
+read = pq.read_table(path(name))
+entry(name, "parquet", [5], f"DuckDB {duckdb.__version__} COPY TO parquet: a column of the Null "
+      "logical type, a list and a struct", PA, rows=read.num_rows, columns=read.column_names)
 try:
     empty = pa.table({"id": pa.array([1, 2, 3], pa.int32()),
                       "nothing": pa.array([{}, {}, {}], pa.struct([]))})
@@ -205,12 +237,38 @@ for stream, name, fmt in [(False, "ipc_file.arrow", "arrow_ipc"),
     entry(name, fmt, [2, 7], f"{PA} {'stream' if stream else 'file'} writer, 8 batches", PA,
           rows=ipc_rows(name, stream), columns=ipc_table.column_names)
 
+name = "ipc_file_zstd.arrow"
+sink = pa.BufferOutputStream()
+with pa.ipc.new_file(sink, ipc_table.schema,
+                     options=pa.ipc.IpcWriteOptions(compression="zstd")) as w:
+    for batch in ipc_table.to_batches(max_chunksize=1000):
+        w.write_batch(batch)
+place_bytes(name, sink.getvalue().to_pybytes())
+entry(name, "arrow_ipc", [2], f"{PA} file writer, zstd body compression, 4 batches", PA,
+      rows=ipc_rows(name, False), columns=ipc_table.column_names)
+
 stream = ipc_bytes(True)
 cut = len(stream) * 3 // 5  # inside a record batch body
 name = "bad_ipc_stream_truncated.arrows"
 place_bytes(name, stream[:cut])
 entry(name, "arrow_stream", [1, 2], f"{PA} stream writer, cut at byte {cut} of {len(stream)}",
       PA, refused=refuses(name, lambda: ipc_rows(name, True)))
+
+name = "bad_ipc_stream_flipped.arrows"
+# Past the schema message and the first batch's 8-byte prefix: inside its metadata.
+first = len(ipc_table.schema.serialize().to_pybytes()) + 12
+for at in range(first, len(stream), 7):
+    bad = stream[:at] + bytes(b ^ 0xFF for b in stream[at:at + 4]) + stream[at + 4:]
+    place_bytes(name, bad)
+    try:
+        ipc_rows(name, True)
+    except Exception:  # noqa: BLE001 - the first damage the reference refuses
+        break
+else:
+    sys.exit(f"{name}: pyarrow reads every flipped variant")
+entry(name, "arrow_stream", [1, 2], f"{PA} stream writer, 4 bytes inverted at {at} (the first "
+      f"offset inside the first batch's metadata, in steps of 7, that pyarrow refuses)", PA,
+      refused=refuses(name, lambda: ipc_rows(name, True)))
 
 whole = ipc_bytes(False)
 cut = len(whole) * 3 // 4  # the footer and the last batches are lost
@@ -220,7 +278,6 @@ entry(name, "arrow_ipc", [1], f"{PA} file writer, cut at byte {cut} of {len(whol
       refused=refuses(name, lambda: ipc_rows(name, False)))
 
 # --- damaged Parquet (class 1): pyarrow ----------------------------------------------------
-good = pq_bytes = None
 sink = pa.BufferOutputStream()
 pq.write_table(table.slice(0, 2000), sink, row_group_size=1000, compression="snappy")
 good = sink.getvalue().to_pybytes()
@@ -229,6 +286,10 @@ bad = good[:-8] + (len(good) * 2).to_bytes(4, "little") + good[-4:]
 name = "bad_parquet_footer_length.parquet"
 place_bytes(name, bad)
 entry(name, "parquet", [1], f"{PA}, footer length set to {len(good) * 2}", PA,
+      refused=refuses(name, lambda: pq.read_table(path(name)).num_rows))
+name = "bad_parquet_truncated.parquet"
+place_bytes(name, good[: len(good) // 2])
+entry(name, "parquet", [1], f"{PA}, cut at byte {len(good) // 2} of {len(good)}", PA,
       refused=refuses(name, lambda: pq.read_table(path(name)).num_rows))
 # The footer's thrift bytes overwritten in its middle.
 flen = int.from_bytes(good[-8:-4], "little")

@@ -16,13 +16,17 @@
 //!   good file, `bazan::create_map` must fail with a one-line error naming it, and with
 //!   `skip_errors` map the good file and list the damaged one alone.
 //!
+//! Panics are counted on every thread (the facade maps on worker threads): one, even turned
+//! into an error by the locators' guard, fails the file.
+//!
 //! Known gaps (a wrong answer of ours, listed in [`KNOWN_GAPS`] with the reason) fail with
 //! the [`GAP`] prefix: `cargo xtask conformance writers` fails on them, the test lists them.
 //! A listed file that passes fails the suite, so the list cannot go stale.
 
 use std::fs;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Once};
 
 use anyhow::{Context, bail, ensure};
 use serde_json::Value;
@@ -36,6 +40,31 @@ pub const KNOWN_GAPS: &[(&str, &str)] = &[(
     "a widened NDJSON member puts the columns in name order (id, s, v), not in the \
      first-seen order Python json, DuckDB and arrow-json give (id, v, s)",
 )];
+
+/// Panics of any thread (the facade maps on worker threads) since the suite started.
+static ALL_PANICS: AtomicU32 = AtomicU32::new(0);
+
+/// Counts the panics of every thread, then defers to the hooks installed before.
+fn count_all_panics() {
+    static ONCE: Once = Once::new();
+    count_panics();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            ALL_PANICS.fetch_add(1, Ordering::Relaxed);
+            previous(info);
+        }));
+    });
+}
+
+/// Runs `f` (facade calls) and fails when it raised a panic on any thread, guarded or not.
+fn no_panic<T>(what: &str, f: impl FnOnce() -> T) -> anyhow::Result<T> {
+    let before = ALL_PANICS.load(Ordering::Relaxed);
+    let out = f();
+    let panics = ALL_PANICS.load(Ordering::Relaxed) - before;
+    ensure!(panics == 0, "{what}: {panics} panic(s) inside the facade");
+    Ok(out)
+}
 
 /// The good file beside each damaged one in its lake.
 const GOOD_NAME: &str = "good.csv";
@@ -59,13 +88,15 @@ fn lake_of(files: &[(&Path, &str)]) -> anyhow::Result<tempfile::TempDir> {
 /// Maps the lake at `root` through the facade and scans every row; returns (rows mapped,
 /// rows scanned).
 fn map_and_scan(root: &Path, options: &bazan::CreateOptions) -> anyhow::Result<(u64, u64)> {
-    let created = bazan::create_map(root, options).context("map create")?;
+    let created =
+        no_panic("map create", || bazan::create_map(root, options))?.context("map create")?;
     let lake = Arc::new(created.lake);
     let total = lake.total_rows();
-    let batches = lake
-        .scan(0..total, &bazan::ScanOptions::default())
-        .and_then(|r| r.collect_batches())
-        .context("scan")?;
+    let batches = no_panic("scan", || {
+        lake.scan(0..total, &bazan::ScanOptions::default())
+            .and_then(|r| r.collect_batches())
+    })?
+    .context("scan")?;
     Ok((total, batches.iter().map(|b| b.num_rows() as u64).sum()))
 }
 
@@ -184,7 +215,7 @@ fn check_refused(path: &Path, name: &str, good: &Path) -> anyhow::Result<()> {
         (Ok(_), None) => bail!("no read"),
     }
     let lake = lake_of(&[(path, name), (good, GOOD_NAME)])?;
-    match bazan::create_map(lake.path(), &options()) {
+    match no_panic("map create", || bazan::create_map(lake.path(), &options()))? {
         Ok(created) => bail!(
             "map create of a lake holding it succeeded ({} rows)",
             created.lake.total_rows()
@@ -205,7 +236,10 @@ fn check_refused(path: &Path, name: &str, good: &Path) -> anyhow::Result<()> {
         skip_errors: true,
         ..options()
     };
-    let created = bazan::create_map(lake.path(), &skipping).context("with skip_errors")?;
+    let created = no_panic("map create with skip_errors", || {
+        bazan::create_map(lake.path(), &skipping)
+    })?
+    .context("with skip_errors")?;
     let failed: Vec<&str> = created.failures.iter().map(|f| f.path.as_str()).collect();
     ensure!(
         failed == [name],
@@ -255,7 +289,7 @@ pub fn run(_conformance: &Path) -> anyhow::Result<Vec<CaseResult>> {
             .context("cannot read testdata/writers/expected.json")?,
     )
     .context("expected.json is not JSON")?;
-    count_panics();
+    count_all_panics();
     let scratch = tempfile::tempdir()?;
     let good = scratch.path().join(GOOD_NAME);
     fs::write(&good, "id,name\n1,a\n2,b\n")?;
