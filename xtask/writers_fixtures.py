@@ -5,13 +5,14 @@ Usage: python3 xtask/writers_fixtures.py DIR. Every answer is computed here by t
 reader from the written bytes, never typed by hand; a damaged file the reference reader does
 not refuse stops the script. Output is deterministic for the same package versions.
 """
-import csv, datetime, decimal, io, json, os, sys, uuid
+import csv, datetime, decimal, io, json, os, re, sys, uuid, zipfile
 
 try:
     import duckdb, fastavro, pyorc
     import pyarrow as pa
     import pyarrow.ipc
     import pyarrow.parquet as pq
+    import openpyxl
     import tsfile
 except ImportError as e:
     sys.exit(f"peer unavailable: {e}")
@@ -343,7 +344,18 @@ def csv_file(name, rows, classes, what, encoding="utf-8", **kw):
             sys.exit(f"{name}: not refused as UTF-8")
         except UnicodeDecodeError as e:
             answer["utf8_refused"] = f"UnicodeDecodeError at byte {e.start}"
-    entry(name, "csv", classes, f"{PY} writer, {what}", PY, **answer)
+    entry(name, "csv", classes, f"{PY} writer, {what}", f"{PY}{duck_csv(name, n, encoding)}",
+          **answer)
+
+
+def duck_csv(name, n, encoding="utf-8"):
+    """DuckDB's count of the same file, which must agree with Python's csv."""
+    enc = "" if encoding == "utf-8" else f", encoding='{encoding}'"
+    dd = duckdb.connect().execute(
+        f"select count(*) from read_csv('{path(name)}', null_padding=true{enc})").fetchall()[0][0]
+    if dd != n:
+        sys.exit(f"{name}: DuckDB counts {dd} rows, Python's csv {n}")
+    return f", DuckDB {duckdb.__version__} read_csv(null_padding) {dd}"
 
 
 base = [["id", "name", "score"]] + [[i, f"name {i}", i / 4] for i in range(800)]
@@ -364,8 +376,8 @@ raw = "id,name,score\r\n" + "".join(
 name = "csv_after_quote.csv"
 place_bytes(name, raw.encode())
 n, header = csv_rows(name)
-entry(name, "csv", [9], 'raw bytes, "ab"cN fields (bytes after the closing quote)', PY,
-      rows=n, columns=header)
+entry(name, "csv", [9], 'raw bytes, "ab"cN fields (bytes after the closing quote)',
+      f"{PY}{duck_csv(name, n)}", rows=n, columns=header)
 # A plain file from DuckDB's writer, counted by DuckDB's reader.
 name = "csv_duckdb.csv"
 con = duckdb.connect()
@@ -378,6 +390,36 @@ dd = con.execute(f"select count(*) from read_csv('{path(name)}')").fetchall()[0]
 cols = [d[0] for d in con.execute(f"select * from read_csv('{path(name)}') limit 0").description]
 entry(name, "csv", [2], f"DuckDB {duckdb.__version__} COPY TO", f"DuckDB {duckdb.__version__}",
       rows=dd, columns=cols)
+
+# --- XLSX (class 2: a real writer's workbook): openpyxl -----------------------------------
+OX = f"openpyxl {openpyxl.__version__}"
+name = "xlsx_openpyxl.xlsx"
+wb = openpyxl.Workbook()
+ws = wb.active
+ws.title = "data"
+ws.append(["id", "when", "label", "amount"])
+for i in range(400):
+    ws.append([i, datetime.datetime(2024, 1, 1) + datetime.timedelta(hours=i),
+               None if i % 6 == 0 else f"item {i}", None if i % 10 == 3 else i * 1.25])
+fixed = datetime.datetime(2024, 1, 1)
+wb.properties.created = wb.properties.modified = fixed
+buf = io.BytesIO()
+wb.save(buf)
+# openpyxl stamps the zip entries and docProps' modified time with the time of saving: the
+# same parts are packed again with a fixed time so that the bytes repeat (the parts are
+# openpyxl's but for that one timestamp).
+packed = io.BytesIO()
+with zipfile.ZipFile(buf) as src, zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as dst:
+    for info in src.infolist():
+        part = src.read(info)
+        if info.filename == "docProps/core.xml":
+            part = re.sub(rb"(<dcterms:modified[^>]*>)[^<]*", rb"\g<1>2024-01-01T00:00:00Z", part)
+        dst.writestr(zipfile.ZipInfo(info.filename, (2024, 1, 1, 0, 0, 0)), part,
+                     compress_type=zipfile.ZIP_DEFLATED)
+place_bytes(name, packed.getvalue())
+rows = list(openpyxl.load_workbook(path(name), read_only=True).active.iter_rows(values_only=True))
+entry(name, "xlsx", [2], f"{OX} Workbook.save (times of the zip and docProps fixed)", OX,
+      rows=len(rows) - 1, columns=[str(c) for c in rows[0]])
 
 # --- TsFile (class 8): the official writer (tsfile, C++ core), tree model -----------------
 TS = f"tsfile {tsfile.__version__ if hasattr(tsfile, '__version__') else '2.5.0'}"
