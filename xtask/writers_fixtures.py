@@ -329,6 +329,16 @@ def csv_rows(name, encoding="utf-8"):
     return len(rows) - 1, rows[0]
 
 
+def csv_cells(name, column, picks, encoding="utf-8"):
+    """Cells of the string column at index `column` (by header position) in data rows
+    `picks`, as Python's csv reads them (None: the row has no such field)."""
+    with open(path(name), newline="", encoding=encoding) as f:
+        rows = list(csv.reader(f))
+    header, data = rows[0], rows[1:]
+    return [{"row": k, "column": header[column],
+             "value": data[k][column] if column < len(data[k]) else None} for k in picks]
+
+
 def csv_file(name, rows, classes, what, encoding="utf-8", **kw):
     buf = io.StringIO(newline="")
     w = csv.writer(buf, **{k: v for k, v in kw.items() if k != "ragged"})
@@ -337,6 +347,7 @@ def csv_file(name, rows, classes, what, encoding="utf-8", **kw):
     n, header = csv_rows(name, encoding)
     answer = {"rows": n} if kw.get("ragged") else {"rows": n, "columns": header}
     kw.pop("ragged", None)
+    answer["cells"] = csv_cells(name, 1, [0, 1, 2, 3, 4, 5, n // 2, n - 1], encoding)
     if encoding != "utf-8":
         answer["encoding"] = encoding
         try:
@@ -377,7 +388,8 @@ name = "csv_after_quote.csv"
 place_bytes(name, raw.encode())
 n, header = csv_rows(name)
 entry(name, "csv", [9], 'raw bytes, "ab"cN fields (bytes after the closing quote)',
-      f"{PY}{duck_csv(name, n)}", rows=n, columns=header)
+      f"{PY}{duck_csv(name, n)}", rows=n, columns=header,
+      cells=csv_cells(name, 1, [0, 1, 4, n - 4, n - 1]))
 # A plain file from DuckDB's writer, counted by DuckDB's reader.
 name = "csv_duckdb.csv"
 con = duckdb.connect()

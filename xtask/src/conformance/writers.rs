@@ -10,6 +10,8 @@
 //! * a file with `encoding` (Latin-1 CSV) must be refused under the default UTF-8 with a
 //!   one-line error naming the file, its row and byte offset, and map and scan the
 //!   reference's rows in a lake created with that encoding (the facade `bazan`);
+//! * a file with `cells` (row, column, value as the reference reads them) must scan those
+//!   string cells through the facade (missing fields of ragged CSV rows are null);
 //! * a TsFile is mapped and scanned in a lake through the facade (its handler lives there);
 //! * a damaged file (`refused`: the reference reader's error) must be refused by the index
 //!   or the read with a one-line error naming it, without a panic; and in a lake beside a
@@ -29,6 +31,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Once};
 
 use anyhow::{Context, bail, ensure};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, RecordBatch};
 use serde_json::Value;
 
 use super::CaseResult;
@@ -85,9 +89,12 @@ fn lake_of(files: &[(&Path, &str)]) -> anyhow::Result<tempfile::TempDir> {
     Ok(root)
 }
 
-/// Maps the lake at `root` through the facade and scans every row; returns (rows mapped,
-/// rows scanned).
-fn map_and_scan(root: &Path, options: &bazan::CreateOptions) -> anyhow::Result<(u64, u64)> {
+/// Maps the lake at `root` through the facade and scans every row; returns the rows mapped
+/// and the batches scanned.
+fn map_and_scan(
+    root: &Path,
+    options: &bazan::CreateOptions,
+) -> anyhow::Result<(u64, Vec<RecordBatch>)> {
     let created =
         no_panic("map create", || bazan::create_map(root, options))?.context("map create")?;
     let lake = Arc::new(created.lake);
@@ -97,7 +104,64 @@ fn map_and_scan(root: &Path, options: &bazan::CreateOptions) -> anyhow::Result<(
             .and_then(|r| r.collect_batches())
     })?
     .context("scan")?;
-    Ok((total, batches.iter().map(|b| b.num_rows() as u64).sum()))
+    Ok((total, batches))
+}
+
+fn rows_in(batches: &[RecordBatch]) -> u64 {
+    batches.iter().map(|b| b.num_rows() as u64).sum()
+}
+
+/// The text of row `row` of string column `column` in the scanned batches (None: null).
+fn cell(batches: &[RecordBatch], row: u64, column: &str) -> anyhow::Result<Option<String>> {
+    let mut at = row;
+    for batch in batches {
+        let n = batch.num_rows() as u64;
+        if at >= n {
+            at -= n;
+            continue;
+        }
+        let i = usize::try_from(at)?;
+        let array = batch
+            .column_by_name(column)
+            .with_context(|| format!("no column {column:?} in the scan"))?;
+        if array.is_null(i) {
+            return Ok(None);
+        }
+        let text = if let Some(a) = array.as_string_opt::<i32>() {
+            a.value(i).to_string()
+        } else if let Some(a) = array.as_string_opt::<i64>() {
+            a.value(i).to_string()
+        } else if let Some(a) = array.as_string_view_opt() {
+            a.value(i).to_string()
+        } else {
+            bail!("column {column:?} is {}, not a string", array.data_type())
+        };
+        return Ok(Some(text));
+    }
+    bail!("row {row} is past the scan")
+}
+
+/// The reference's cells (`cells`: row, column, value) against a scan of a lake holding the
+/// file alone, created with `options`.
+fn check_cells(
+    path: &Path,
+    name: &str,
+    cells: &[Value],
+    options: &bazan::CreateOptions,
+) -> anyhow::Result<()> {
+    let lake = lake_of(&[(path, name)])?;
+    let (_, batches) = map_and_scan(lake.path(), options)?;
+    for want in cells {
+        let row = want["row"].as_u64().context("cell without a row")?;
+        let column = want["column"].as_str().context("cell without a column")?;
+        let got = cell(&batches, row, column)?;
+        let value = want["value"].as_str();
+        ensure!(
+            got.as_deref() == value,
+            "row {row} column {column}: {got:?}, the reference says {value:?}"
+        );
+    }
+    Ok(())
 }
 
 fn options() -> bazan::CreateOptions {
@@ -177,7 +241,8 @@ fn check_encoding(path: &Path, name: &str, file: &Value, encoding: &str) -> anyh
         text_encoding: bazan::text_encoding(encoding)?,
         ..options()
     };
-    let (mapped, scanned) = map_and_scan(lake.path(), &opts)?;
+    let (mapped, batches) = map_and_scan(lake.path(), &opts)?;
+    let scanned = rows_in(&batches);
     ensure!(
         mapped == rows && scanned == rows,
         "as {encoding}: mapped {mapped} and scanned {scanned} rows, the reference says {rows}"
@@ -189,7 +254,8 @@ fn check_encoding(path: &Path, name: &str, file: &Value, encoding: &str) -> anyh
 fn check_in_lake(path: &Path, name: &str, file: &Value) -> anyhow::Result<()> {
     let rows = rows_of(file)?;
     let lake = lake_of(&[(path, name)])?;
-    let (mapped, scanned) = map_and_scan(lake.path(), &options())?;
+    let (mapped, batches) = map_and_scan(lake.path(), &options())?;
+    let scanned = rows_in(&batches);
     ensure!(
         mapped == rows && scanned == rows,
         "mapped {mapped} and scanned {scanned} rows, {} says {rows}",
@@ -259,13 +325,20 @@ fn check(dir: &Path, good: &Path, file: &Value) -> anyhow::Result<()> {
         .context("expected.json: file without a name")?;
     let path = dir.join(name);
     if file.get("refused").is_some() {
-        check_refused(&path, name, good)
-    } else if let Some(encoding) = file["encoding"].as_str() {
-        check_encoding(&path, name, file, encoding)
+        return check_refused(&path, name, good);
+    }
+    let mut options = options();
+    if let Some(encoding) = file["encoding"].as_str() {
+        check_encoding(&path, name, file, encoding)?;
+        options.text_encoding = bazan::text_encoding(encoding)?;
     } else if file["format"].as_str() == Some("tsfile") {
-        check_in_lake(&path, name, file)
+        check_in_lake(&path, name, file)?;
     } else {
-        check_rows(&path, name, file)
+        check_rows(&path, name, file)?;
+    }
+    match file["cells"].as_array() {
+        Some(cells) => check_cells(&path, name, cells, &options),
+        None => Ok(()),
     }
 }
 
