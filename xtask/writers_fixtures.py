@@ -319,6 +319,18 @@ except duckdb.Error as e:
 entry(name, "ndjson", [6], "Python json.dumps per line: v is an array, a float or an object",
       f"Python json{duck}", rows=n, columns=["id", "v", "s"])
 
+# The same members with types that do not change: the order of the columns without widening.
+name = "ndjson_fixed_types.ndjson"
+place_bytes(name, "".join(json.dumps({"id": i, "v": i * 1.5, "s": f"r{i}"}) + "\n"
+                          for i in range(200)).encode())
+with open(path(name), encoding="utf-8") as f:
+    parsed = [json.loads(line) for line in f if line.strip()]
+dd = duckdb.connect().execute(
+    f"select * from read_json('{path(name)}')").description
+entry(name, "ndjson", [6], "Python json.dumps per line, members id, v, s of fixed types",
+      f"Python json, DuckDB {duckdb.__version__} read_json", rows=len(parsed),
+      columns=[d[0] for d in dd])
+
 # --- CSV (classes 2, 9): Python csv, DuckDB ------------------------------------------------
 PY = f"Python {sys.version.split()[0]} csv"
 
