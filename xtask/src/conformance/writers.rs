@@ -39,12 +39,7 @@ use super::CaseResult;
 use super::external::{GAP, clean_error, count_panics, try_file};
 
 /// Files whose check fails because of a known wrong answer of ours: (file, reason).
-pub const KNOWN_GAPS: &[(&str, &str)] = &[(
-    "ndjson_changing_type.ndjson",
-    "a widened NDJSON member puts the columns in name order (id, s, v), not in the \
-     first-seen order Python json, DuckDB and arrow-json give (id, v, s); without widening \
-     (ndjson_fixed_types.ndjson) the order is right",
-)];
+pub const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 /// Panics of any thread (the facade maps on worker threads) since the suite started.
 static ALL_PANICS: AtomicU32 = AtomicU32::new(0);

@@ -6,9 +6,9 @@
 //! `collect_field_types_from_object`, `infer_array_element_type`, `coerce_data_type`) over
 //! the values as `serde_json` would parse them:
 //!
-//! - members of an object are visited as `serde_json::Map` iterates them: sorted by name
-//!   (its `BTreeMap`; insertion order when `preserve_order` is on, found out at run time),
-//!   so new names of one object join their map in that order;
+//! - members of an object are visited in the row's order, so members join their struct in
+//!   order of first appearance, as pyarrow, polars and DuckDB list them (the reference puts
+//!   arrow-json's schema in that order, [`super::order`]);
 //! - an integer is `Int64` when `serde_json` keeps it as an `i64` (`-0`, integers past
 //!   `i64` and any fraction or exponent are `Float64`);
 //! - a top-level member whose values arrow-json cannot join becomes `Utf8` (the widening);
@@ -20,7 +20,6 @@
 //! whose range is not obvious.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
 
 use arrow_schema::{DataType, Field, Fields, Schema};
 
@@ -155,18 +154,6 @@ impl Obj {
         }
         i
     }
-
-    /// Sorts the entries from `from` on by name (the new names of one object, which
-    /// `serde_json`'s sorted map hands over in that order).
-    fn sort_from(&mut self, from: usize) {
-        self.entries[from..].sort_by(|a, b| a.key.cmp(&b.key));
-        self.slots = None;
-        if let Some(index) = &mut self.index {
-            for (i, e) in self.entries.iter().enumerate().skip(from) {
-                index.insert(e.key.clone(), i);
-            }
-        }
-    }
 }
 
 /// The first (up to) 8 bytes of `key` as a number (zero-padded): most names differ in it.
@@ -285,17 +272,6 @@ fn fields(o: &Obj) -> Fields {
         .collect()
 }
 
-/// True when `serde_json::Map` iterates by sorted name (no `preserve_order` feature).
-fn sorted_maps() -> bool {
-    static SORTED: OnceLock<bool> = OnceLock::new();
-    *SORTED.get_or_init(|| {
-        serde_json::from_str::<serde_json::Value>(r#"{"b":0,"a":0}"#)
-            .ok()
-            .and_then(|v| v.as_object()?.keys().next().map(|k| k == "a"))
-            .unwrap_or(true)
-    })
-}
-
 /// What [`Inferrer::finish`] returns.
 #[derive(Debug, Clone)]
 pub(crate) struct Inferred {
@@ -312,7 +288,6 @@ pub(crate) struct Inferred {
 pub(crate) struct Inferrer {
     top: Obj,
     stamp: u64,
-    sorted: bool,
     null_array: bool,
     stats: bool,
     coerced: bool,
@@ -324,7 +299,6 @@ impl Inferrer {
         Inferrer {
             top: Obj::default(),
             stamp: 0,
-            sorted: sorted_maps(),
             null_array: false,
             stats,
             coerced: false,
@@ -346,7 +320,6 @@ impl Inferrer {
             pos: start,
             depth: 0,
             stamp: self.stamp,
-            sorted: self.sorted,
             null_array: false,
             check_names: false,
             stats: self.stats,
@@ -421,7 +394,6 @@ struct Walker<'a> {
     pos: usize,
     depth: u32,
     stamp: u64,
-    sorted: bool,
     null_array: bool,
     /// Names of objects skipped by [`Walker::skip_value`] are checked for duplicates.
     check_names: bool,
@@ -687,7 +659,6 @@ impl Walker<'_> {
         self.ws();
         self.stamp += 1;
         let stamp = self.stamp;
-        let first_new = obj.entries.len();
         if self.peek() == Some(b'}') {
             self.pos += 1;
             self.depth -= 1;
@@ -747,9 +718,6 @@ impl Walker<'_> {
             if !self.next(b'}')? {
                 break;
             }
-        }
-        if self.sorted && obj.entries.len() > first_new + 1 {
-            obj.sort_from(first_new);
         }
         self.depth -= 1;
         Ok(())

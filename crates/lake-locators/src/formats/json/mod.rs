@@ -9,6 +9,7 @@
 //! wanted rows with arrow-json under the stored schema.
 
 mod fast;
+mod order;
 mod run;
 mod split;
 pub(crate) use split::fuzz_check;
@@ -695,7 +696,8 @@ fn slow_stats(
 }
 
 /// arrow-json's inference over `serde_json` values of the rows `values`, with members whose
-/// types disagree between rows widened to JSON text (widen.rs).
+/// types disagree between rows widened to JSON text (widen.rs), and struct fields in order
+/// of first appearance ([`order`]).
 fn slow_schema(
     path: &Path,
     format: &'static str,
@@ -708,7 +710,12 @@ fn slow_schema(
                 .map_err(|err| ArrowError::JsonError(format!("at byte {s}: {err}")))
         })
     };
-    widen::infer(iter).map_err(|e| Error::library(path, format, e))
+    let schema = widen::infer(iter).map_err(|e| Error::library(path, format, e))?;
+    let mut order = order::KeyOrder::default();
+    for &(s, e) in values {
+        order.add(&data[s..e]);
+    }
+    Ok(order.apply(&schema))
 }
 
 impl Locator for JsonLocator {

@@ -275,7 +275,14 @@ fn nested_schema_and_stats(
                 v
             });
             let out = arrow_json::reader::infer_json_schema_from_iterator(iter).ok();
-            let out = out.filter(|_| !null_array);
+            // Struct fields in order of first appearance, as the walk gives them.
+            let out = out.filter(|_| !null_array).map(|schema| {
+                let mut order = super::order::KeyOrder::default();
+                for &(s, e) in &spans {
+                    order.add(&data[s..e]);
+                }
+                order.apply(&schema)
+            });
             file.release(r.clone());
             out.map(|s| (s, None))
         };
