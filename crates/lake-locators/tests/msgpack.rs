@@ -132,6 +132,36 @@ fn nested_values_become_lists_and_structs() {
     );
 }
 
+/// Nested maps keep their keys in order of first appearance, at the top and inside.
+#[test]
+fn nested_keys_keep_first_appearance_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut data = Vec::new();
+    encode::write_map_len(&mut data, 2).unwrap();
+    encode::write_str(&mut data, "zeta").unwrap();
+    encode::write_map_len(&mut data, 2).unwrap();
+    encode::write_str(&mut data, "y").unwrap();
+    encode::write_sint(&mut data, 1).unwrap();
+    encode::write_str(&mut data, "b").unwrap();
+    encode::write_sint(&mut data, 2).unwrap();
+    encode::write_str(&mut data, "alpha").unwrap();
+    encode::write_sint(&mut data, 3).unwrap();
+    let path = write(&dir, "o.msgpack", &data);
+    let idx = index(&path, 2).unwrap();
+    let names: Vec<&str> = idx
+        .schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect();
+    assert_eq!(names, ["zeta", "alpha"]);
+    let arrow_schema::DataType::Struct(inner) = idx.schema.field(0).data_type() else {
+        panic!("zeta is a struct: {:?}", idx.schema)
+    };
+    let inner: Vec<&str> = inner.iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(inner, ["y", "b"]);
+}
+
 #[test]
 fn bad_input_gives_typed_errors() {
     let dir = tempfile::tempdir().unwrap();

@@ -434,9 +434,12 @@ fn slow_schema_and_stats(
     let mut c = Cursor { data, pos: start };
     let mut lines = Vec::new();
     let mut values = Vec::new();
+    // Map keys in order of first appearance, as the fast path and the JSON locator give them.
+    let mut order = crate::formats::json::order::KeyOrder::default();
     for _ in 0..rows {
         lines.clear();
         transcode(&mut c, &mut lines, 0).map_err(malformed)?;
+        order.add(&lines);
         values.push(
             serde_json::from_slice::<serde_json::Value>(&lines)
                 .map_err(|e| ArrowError::JsonError(e.to_string())),
@@ -444,7 +447,7 @@ fn slow_schema_and_stats(
     }
     let inferred = arrow_json::reader::infer_json_schema_from_iterator(values.into_iter())
         .map_err(|e| Error::library(path, FORMAT, e))?;
-    let schema = null_to_utf8(&inferred);
+    let schema = null_to_utf8(&order.apply(&inferred));
     if wanted.is_none() {
         return Ok((schema, None));
     }

@@ -9,7 +9,7 @@
 //! wanted rows with arrow-json under the stored schema.
 
 mod fast;
-mod order;
+pub(crate) mod order;
 mod run;
 mod split;
 pub(crate) use split::fuzz_check;

@@ -13,7 +13,7 @@ use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 /// The member names of the objects at one place of the rows (the top level, a member's
 /// value, or the elements of an array), in order of first appearance.
 #[derive(Debug, Default)]
-pub(super) struct KeyOrder {
+pub(crate) struct KeyOrder {
     members: Vec<(String, KeyOrder)>,
     /// The objects and arrays inside this place's arrays.
     items: Option<Box<KeyOrder>>,
@@ -22,7 +22,7 @@ pub(super) struct KeyOrder {
 impl KeyOrder {
     /// Adds the member order of the JSON value `row` (a row that does not parse adds what
     /// came before its error: the reference reports the error itself).
-    pub(super) fn add(&mut self, row: &[u8]) {
+    pub(crate) fn add(&mut self, row: &[u8]) {
         let mut de = serde_json::Deserializer::from_slice(row);
         let _ = Seed(self).deserialize(&mut de);
     }
@@ -40,7 +40,7 @@ impl KeyOrder {
 
     /// `schema` with the fields of every struct in order of first appearance (fields this
     /// order has not seen keep their place after the ones it has).
-    pub(super) fn apply(&self, schema: &Schema) -> Schema {
+    pub(crate) fn apply(&self, schema: &Schema) -> Schema {
         Schema::new_with_metadata(self.fields(schema.fields()), schema.metadata().clone())
     }
 
