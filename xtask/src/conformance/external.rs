@@ -70,8 +70,12 @@ pub(super) fn try_file(path: &Path, lake_path: &str) -> anyhow::Result<Outcome> 
         .rsplit_once('.')
         .map(|(_, e)| e.to_ascii_lowercase())
         .unwrap_or_default();
-    let locator =
-        registry::for_extension(&ext).with_context(|| format!("no locator for .{ext}"))?;
+    // TsFile's locator is the facade's (lake-locators knows no TsFile).
+    let locator: std::sync::Arc<dyn Locator> = if ext == "tsfile" {
+        std::sync::Arc::new(bazan::tsfile::TsFileLocator)
+    } else {
+        registry::for_extension(&ext).with_context(|| format!("no locator for .{ext}"))?
+    };
     take_panics();
     let options = IndexOptions {
         stats: StatsColumns::None,

@@ -4,6 +4,7 @@
 
 pub mod external;
 pub mod lake;
+pub mod mutations;
 pub mod tsfile;
 pub mod tsfile_write;
 pub mod writers;
@@ -77,6 +78,11 @@ pub fn suites() -> Vec<Suite> {
             name: "writers",
             about: "Files of other writers (fastavro, pyorc, pyarrow, DuckDB, Python csv/json, official TsFile) in testdata/writers, one or more per class of issue 23: rows and columns as their reference reader says, damaged files refused alone",
             run: writers::run,
+        },
+        Suite {
+            name: "mutations",
+            about: "The external and writers files cut short, with bytes inverted or zeroed: each copy read or refused in one line naming it, no panic escaping",
+            run: mutations::run,
         },
         Suite {
             name: "tsfile-write",
