@@ -284,17 +284,7 @@ pub fn batch_size(requested: usize) -> usize {
 mod tests {
     use super::*;
 
-    fn blocks(rows: &[u64]) -> Vec<Block> {
-        let mut first = 0;
-        rows.iter()
-            .enumerate()
-            .map(|(i, &n)| {
-                let b = Block::rows(i as u64, first, n);
-                first += n;
-                b
-            })
-            .collect()
-    }
+    use crate::testutil::blocks;
 
     #[test]
     fn touched_blocks_skips_empty_and_outside_blocks() {

@@ -187,17 +187,7 @@ mod tests {
 
     use arrow_array::{Array, Int64Array};
 
-    fn blocks(rows: &[u64]) -> Vec<Block> {
-        let mut first = 0;
-        rows.iter()
-            .enumerate()
-            .map(|(i, &n)| {
-                let b = Block::rows(i as u64, first, n);
-                first += n;
-                b
-            })
-            .collect()
-    }
+    use crate::testutil::blocks;
 
     #[test]
     fn by_block_groups_rows_and_skips_empty_blocks() {
