@@ -139,3 +139,8 @@ pub(crate) fn malformed(err: Error) -> (Option<u64>, Option<u64>, String) {
         other => panic!("expected a malformed-file error, got {other}"),
     }
 }
+
+/// The names of `fields` (a schema's or a struct's), in order.
+pub(crate) fn names(fields: &arrow_schema::Fields) -> Vec<&str> {
+    fields.iter().map(|f| f.name().as_str()).collect()
+}

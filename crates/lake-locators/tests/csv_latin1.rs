@@ -36,12 +36,7 @@ fn latin1_index_checkpoints_and_stats() {
     let idx = common::index_every(&latin1(), &path, 2).unwrap();
     assert_eq!(idx.format, "csv");
     assert_eq!(idx.row_count, 4);
-    let names: Vec<&str> = idx
-        .schema
-        .fields()
-        .iter()
-        .map(|f| f.name().as_str())
-        .collect();
+    let names = common::names(idx.schema.fields());
     assert_eq!(names, ["café", "city", "n"]);
     assert_eq!(
         types::type_name(idx.schema.field(2).data_type()),

@@ -148,17 +148,12 @@ fn nested_keys_keep_first_appearance_order() {
     encode::write_sint(&mut data, 3).unwrap();
     let path = write(&dir, "o.msgpack", &data);
     let idx = index(&path, 2).unwrap();
-    let names: Vec<&str> = idx
-        .schema
-        .fields()
-        .iter()
-        .map(|f| f.name().as_str())
-        .collect();
+    let names = common::names(idx.schema.fields());
     assert_eq!(names, ["zeta", "alpha"]);
     let arrow_schema::DataType::Struct(inner) = idx.schema.field(0).data_type() else {
         panic!("zeta is a struct: {:?}", idx.schema)
     };
-    let inner: Vec<&str> = inner.iter().map(|f| f.name().as_str()).collect();
+    let inner = common::names(inner);
     assert_eq!(inner, ["y", "b"]);
 }
 

@@ -188,12 +188,7 @@ fn columns_without_a_header_cell_are_kept() {
     let idx = XlsxLocator
         .index(&path, &IndexOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
-    let names: Vec<&str> = idx
-        .schema
-        .fields()
-        .iter()
-        .map(|f| f.name().as_str())
-        .collect();
+    let names = common::names(idx.schema.fields());
     assert_eq!(names, ["a", "Unnamed: 1", "c", "Unnamed: 4"]);
     assert_eq!(idx.row_count, 3);
     let want = vec![
