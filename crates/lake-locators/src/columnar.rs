@@ -284,7 +284,7 @@ pub fn batch_size(requested: usize) -> usize {
 mod tests {
     use super::*;
 
-    use crate::testutil::blocks;
+    use crate::locator::test_blocks as blocks;
 
     #[test]
     fn touched_blocks_skips_empty_and_outside_blocks() {

@@ -56,6 +56,20 @@ impl Block {
     }
 }
 
+/// Row-only blocks of `rows` rows each, in file order (for unit tests).
+#[cfg(test)]
+pub(crate) fn test_blocks(rows: &[u64]) -> Vec<Block> {
+    let mut first = 0;
+    rows.iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let b = Block::rows(i as u64, first, n);
+            first += n;
+            b
+        })
+        .collect()
+}
+
 /// One Parquet column chunk of a row group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ColumnChunk {

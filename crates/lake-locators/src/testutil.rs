@@ -1,5 +1,5 @@
 //! Helpers shared by the unit tests of this crate: a seeded pseudo-random generator, the
-//! number of random cases of a differential test, random byte soup, and blocks of given sizes.
+//! number of random cases of a differential test, and random byte soup.
 
 /// Marsaglia's xorshift64: a fixed seed gives the same cases on every run.
 pub(crate) struct XorShift(pub(crate) u64);
@@ -34,18 +34,5 @@ pub(crate) fn byte_soup(seed: u64, len: usize, alphabet: &[u8]) -> Vec<u8> {
     let mut rng = XorShift(seed | 1);
     (0..len)
         .map(|_| alphabet[rng.below(alphabet.len())])
-        .collect()
-}
-
-/// Row-only blocks of `rows` rows each, in file order.
-pub(crate) fn blocks(rows: &[u64]) -> Vec<crate::locator::Block> {
-    let mut first = 0;
-    rows.iter()
-        .enumerate()
-        .map(|(i, &n)| {
-            let b = crate::locator::Block::rows(i as u64, first, n);
-            first += n;
-            b
-        })
         .collect()
 }

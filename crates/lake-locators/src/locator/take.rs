@@ -187,7 +187,7 @@ mod tests {
 
     use arrow_array::{Array, Int64Array};
 
-    use crate::testutil::blocks;
+    use crate::locator::test_blocks as blocks;
 
     #[test]
     fn by_block_groups_rows_and_skips_empty_blocks() {
