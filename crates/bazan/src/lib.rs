@@ -64,7 +64,8 @@ pub use lake::{
 pub use lake_locators::columnar::quiet_guarded_panics;
 pub use lake_locators::rows;
 pub use lake_locators::{
-    BatchIter, Block, ColumnStats, FileIndex, IndexOptions, Locator, ReadRequest, Stats,
+    BatchIter, Block, ColumnStats, FileIndex, FineCheckpoints, IndexOptions, Locator, ReadRequest,
+    Stats,
 };
 pub use read::{ReadOptions, locator_for, read_file};
 pub use scan::{DEFAULT_BATCH_SIZE, GID_COLUMN, LakeReader, PATH_COLUMN, ScanOptions};

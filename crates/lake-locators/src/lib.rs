@@ -50,6 +50,6 @@ pub use formats::parquet::trace;
 pub use formats::{avro, csv, ipc, json, msgpack, orc, parquet, xlsx};
 pub use locator::take;
 pub use locator::{
-    BatchIter, Block, ColumnChunk, ColumnStats, DEFAULT_STRIDE, FileIndex, IndexOptions, Locator,
-    PageLocation, ReadRequest, RowsRequest, Stats, StatsColumns,
+    BatchIter, Block, ColumnChunk, ColumnStats, DEFAULT_STRIDE, FileIndex, FineCheckpoints,
+    IndexOptions, Locator, PageLocation, ReadRequest, RowsRequest, Stats, StatsColumns,
 };

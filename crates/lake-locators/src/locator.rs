@@ -34,6 +34,25 @@ pub struct Block {
     pub compressed_size: Option<u64>,
     /// Per-column detail (Parquet only).
     pub columns: Option<Vec<ColumnChunk>>,
+    /// Min/max of the block's Int64 and Float64 columns (the row formats, when statistics
+    /// are wanted): what lets a filter skip blocks of a file its file statistics keep.
+    /// Absent in maps written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<Stats>,
+    /// Finer checkpoints inside the block (the row formats): a reader seeks to the last one
+    /// before its first row instead of the block's start. Absent in older maps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fine: Option<FineCheckpoints>,
+}
+
+/// Checkpoints every `rows` rows inside a block of a row format, after its first row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FineCheckpoints {
+    /// Rows between two checkpoints.
+    pub rows: u64,
+    /// Byte offset, from the block's `first_byte`, of the rows `rows`, `2 * rows`, ... of the
+    /// block.
+    pub bytes: Vec<u64>,
 }
 
 impl Block {
@@ -47,6 +66,8 @@ impl Block {
             total_byte_size: None,
             compressed_size: None,
             columns: None,
+            stats: None,
+            fine: None,
         }
     }
 

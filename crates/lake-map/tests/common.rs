@@ -92,6 +92,8 @@ impl Locator for LinesLocator {
                         total_byte_size: Some(0),
                         compressed_size: None,
                         columns: None,
+                        stats: None,
+                        fine: None,
                     });
                 }
                 let b = blocks.last_mut().expect("a block was pushed");

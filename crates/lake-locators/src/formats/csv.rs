@@ -679,6 +679,8 @@ fn scan_body<W: Window<CSV>>(
                 total_byte_size: None,
                 compressed_size: None,
                 columns: None,
+                stats: None,
+                fine: None,
             });
         }
         // Runs of records that change no column's type are counted, not classified.

@@ -780,6 +780,8 @@ fn walk_stream(path: &Path, file: &File, len: u64, all: bool) -> Result<StreamLa
             total_byte_size: Some(m.total),
             compressed_size: None,
             columns: None,
+            stats: None,
+            fine: None,
         });
         first_row += rows;
     }

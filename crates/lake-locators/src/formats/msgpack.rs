@@ -249,6 +249,8 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileI
                 total_byte_size: None,
                 compressed_size: None,
                 columns: None,
+                stats: None,
+                fine: None,
             });
         }
         let Head::Map(pairs) = c.head().map_err(|e| malformed(e, rows))? else {

@@ -259,6 +259,8 @@ fn stripe_blocks(
             total_byte_size: Some(total),
             compressed_size: None,
             columns: None,
+            stats: None,
+            fine: None,
         });
         first_row = first_row.checked_add(rows).ok_or_else(|| {
             Error::malformed(path, FORMAT, "stripe row counts overflow").in_block(i as u64)

@@ -258,6 +258,8 @@ impl Checkpoints {
                 total_byte_size: None,
                 compressed_size: None,
                 columns: None,
+                stats: None,
+                fine: None,
             });
             row += self.stride;
         }

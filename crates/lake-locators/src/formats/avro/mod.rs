@@ -77,6 +77,8 @@ impl Container {
                 total_byte_size: Some(frame.end - frame.first_byte),
                 compressed_size: Some(frame.size),
                 columns: None,
+                stats: None,
+                fine: None,
             });
             first_row = first_row
                 .checked_add(frame.count)

@@ -336,6 +336,8 @@ fn scan_values_walk<W: Window<JSON>>(
                 total_byte_size: None,
                 compressed_size: None,
                 columns: None,
+                stats: None,
+                fine: None,
             });
         }
         starts

@@ -347,6 +347,8 @@ fn blocks(path: &Path, meta: &ParquetMetaData) -> Result<Vec<Block>> {
             total_byte_size: u64::try_from(rg.total_byte_size()).ok(),
             compressed_size: u64::try_from(rg.compressed_size()).ok(),
             columns: Some(columns),
+            stats: None,
+            fine: None,
         });
         first_row = first_row.checked_add(row_count).ok_or_else(|| {
             Error::malformed(path, FORMAT, "row counts overflow").in_block(i as u64)
