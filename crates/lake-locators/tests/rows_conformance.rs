@@ -117,11 +117,63 @@ fn row_formats_match_expected_json() {
                 },
             )
             .unwrap();
+        // The same blocks, without their statistics.
+        let bare: Vec<_> = idx
+            .blocks
+            .iter()
+            .map(|b| Block {
+                stats: None,
+                ..b.clone()
+            })
+            .collect();
         check(
-            quick.schema == idx.schema && quick.blocks == idx.blocks && quick.stats.is_none(),
+            quick.schema == idx.schema && quick.blocks == bare && quick.stats.is_none(),
             format!("{rel}: index without statistics differs"),
             &mut failures,
         );
+        // Block statistics (of the delimited formats) join into the file's, column by column.
+        let delimited = ["csv", "tsv", "psv", "txt"].contains(&file["format"].as_str().unwrap());
+        for (column, whole) in idx.stats.iter().flatten().filter(|_| delimited) {
+            let parts: Vec<_> = idx
+                .blocks
+                .iter()
+                .filter_map(|b| b.stats.as_ref()?.get(column))
+                .collect();
+            let joined = match whole {
+                ColumnStats::Int { .. } => {
+                    let lo = parts.iter().filter_map(|s| match s {
+                        ColumnStats::Int { min, .. } => Some(*min),
+                        _ => None,
+                    });
+                    let hi = parts.iter().filter_map(|s| match s {
+                        ColumnStats::Int { max, .. } => Some(*max),
+                        _ => None,
+                    });
+                    lo.min()
+                        .zip(hi.max())
+                        .map(|(min, max)| ColumnStats::Int { min, max })
+                }
+                ColumnStats::Float { .. } => {
+                    let lo = parts.iter().filter_map(|s| match s {
+                        ColumnStats::Float { min, .. } => Some(*min),
+                        _ => None,
+                    });
+                    let hi = parts.iter().filter_map(|s| match s {
+                        ColumnStats::Float { max, .. } => Some(*max),
+                        _ => None,
+                    });
+                    lo.reduce(f64::min)
+                        .zip(hi.reduce(f64::max))
+                        .map(|(min, max)| ColumnStats::Float { min, max })
+                }
+                ColumnStats::Str { .. } => continue,
+            };
+            check(
+                joined.as_ref() == Some(whole),
+                format!("{rel}: block statistics of {column} join to {joined:?}, not {whole:?}"),
+                &mut failures,
+            );
+        }
         let rows = file["row_count"].as_u64().unwrap();
         check(
             idx.row_count == rows,

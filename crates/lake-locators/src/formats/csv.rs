@@ -18,10 +18,9 @@ use crate::locator::{
 };
 use crate::simd::csv_class::{DELIM, HIGH, NEWLINE, NON_DIGIT, QUOTE};
 use crate::simd::{CSV, Kernel, MaskCache, Window};
+use crate::text::blocks::{BlockBounds, attach_stats, map_fine, regroup};
 use crate::text::infer::{ColumnInfer, Columns};
-use crate::text::rowread::{
-    check_stride, end_on_error, finish_blocks, projection_indices, start_block,
-};
+use crate::text::rowread::{check_stride, finish_blocks, projection_indices};
 use crate::text::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks, stream_records};
 use crate::text::scan::{
     FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, skip_records,
@@ -582,14 +581,44 @@ fn index_with<W: Window<CSV>>(
     options: &IndexOptions,
 ) -> Result<(Header, FileIndex)> {
     check_stride(path, options)?;
-    let (h, mut cols, blocks, rows) = scan_records::<W>(path, data, options, true)?;
+    let (h, mut cols, blocks, rows) = scan_records::<W>(path, data, &scan_options(options), true)?;
     // A column that turned Utf8 after numbers left out their text bounds: the records
     // before its turn are read again for them (rare: most columns keep one type).
     if let Some(cut) = cols.pending_end(data.len()) {
         let (_, rescan, _, _) = scan_records::<W>(path, &data[..cut], options, false)?;
         cols.join_pending(&rescan);
     }
-    Ok(assemble(h, &cols, blocks, rows, data.len(), options))
+    Ok(finish(h, cols, blocks, rows, data.len(), options))
+}
+
+/// The options of a whole-file scan for `options`: with fine checkpoints in the map, the
+/// scan checkpoints every fine stride and [`finish`] groups the blocks from those.
+fn scan_options(options: &IndexOptions) -> IndexOptions {
+    IndexOptions {
+        stride: map_fine(options.stride).unwrap_or(options.stride),
+        stats: options.stats.clone(),
+    }
+}
+
+/// The index by the portable path, every text bound taken as it comes: the reference of the
+/// differential tests and of the fuzz check.
+fn portable_index(path: &Path, data: &[u8], options: &IndexOptions) -> Result<(Header, FileIndex)> {
+    scan_records::<crate::simd::NoWindow>(path, data, &scan_options(options), false)
+        .map(|(h, cols, blocks, rows)| finish(h, cols, blocks, rows, data.len(), options))
+}
+
+/// The index of a whole-file scan made with [`scan_options`].
+fn finish(
+    h: Header,
+    mut cols: Columns,
+    blocks: Vec<Block>,
+    rows: u64,
+    len: usize,
+    options: &IndexOptions,
+) -> (Header, FileIndex) {
+    let bounds = std::mem::take(&mut cols.block_bounds);
+    let (blocks, bounds) = regroup(blocks, bounds, options.stride, map_fine(options.stride));
+    assemble(h, &cols, blocks, bounds, rows, len, options)
 }
 
 /// The index of a scanned file.
@@ -597,11 +626,13 @@ fn assemble(
     h: Header,
     cols: &Columns,
     mut blocks: Vec<Block>,
+    bounds: Vec<BlockBounds>,
     rows: u64,
     len: usize,
     options: &IndexOptions,
 ) -> (Header, FileIndex) {
     finish_blocks(&mut blocks, rows, len as u64);
+    attach_stats(&mut blocks, &cols.cols, &bounds);
     let stats = (!options.stats.is_none()).then(|| cols.stats());
     let index = FileIndex {
         format: h.format.to_string(),
@@ -664,6 +695,8 @@ fn scan_body<W: Window<CSV>>(
     // The fields of runs, for the statistics of the columns that gather them.
     let tracked = cols.cols.iter().any(ColumnInfer::tracks);
     let mut run_scratch = RunScratch::default();
+    // Numeric bounds per block (see `text::blocks`).
+    let per_block = !options.stats.is_none();
     let mut pos = skip_empty_lines(data, start);
     // A countdown instead of `row % stride`: a 64-bit division per row is measurable here.
     let mut until_checkpoint = 0u64;
@@ -671,6 +704,10 @@ fn scan_body<W: Window<CSV>>(
         if until_checkpoint == 0 {
             until_checkpoint = stride;
             cols.mark_pending(pos);
+            if per_block && !blocks.is_empty() {
+                let b = cols.flush_block();
+                cols.block_bounds.push(b);
+            }
             blocks.push(Block {
                 ordinal: blocks.len() as u64,
                 first_row: row,
@@ -795,6 +832,11 @@ fn scan_body<W: Window<CSV>>(
         until_checkpoint -= 1;
         pos = skip_empty_lines(data, end);
     }
+    if per_block && !blocks.is_empty() {
+        let b = cols.flush_block();
+        cols.block_bounds.push(b);
+        cols.fold_blocks();
+    }
     Ok((cols, blocks, row))
 }
 
@@ -884,109 +926,15 @@ impl Locator for DelimitedLocator {
     }
 }
 
-/// [`Locator::read`] of a delimited file in `encoding`.
-fn read_file(path: &Path, request: &ReadRequest<'_>, encoding: TextEncoding) -> Result<BatchIter> {
-    let Opened {
-        data,
-        h,
-        schema,
-        own_blocks,
-        projection,
-        encoding,
-    } = open_for_read(path, request.schema.as_ref(), request.projection, encoding)?;
-    let blocks = request.blocks.or(own_blocks.as_deref());
-    let (mut pos, base) = match start_block(path, blocks, request.rows.start, data.len())? {
-        Some((byte, first_row)) => (byte, first_row),
-        None => (h.body, 0),
-    };
-    let (skipped_to, skipped) = skip_records(&data, pos, request.rows.start - base, h.delim)
-        .map_err(|e| field_error(path, h.format, e.into(), None))?;
-    pos = skipped_to;
-    let remaining = if skipped < request.rows.start - base {
-        0
-    } else {
-        request.rows.end.saturating_sub(request.rows.start)
-    };
-    let batch_size = if request.batch_size == 0 {
-        8192
-    } else {
-        request.batch_size
-    };
-    Ok(Box::new(CsvBatches {
-        path: path.to_path_buf(),
-        format: h.format,
-        data,
-        pos,
-        remaining,
-        delim: h.delim,
-        schema,
-        projection,
-        batch_size,
-        encoding,
-    }))
-}
-
-/// Lazily decodes the wanted records, one batch at a time.
-struct CsvBatches {
-    path: std::path::PathBuf,
-    format: &'static str,
-    data: Text,
-    pos: usize,
-    remaining: u64,
-    delim: u8,
-    schema: SchemaRef,
-    projection: Option<Vec<usize>>,
-    batch_size: usize,
-    encoding: TextEncoding,
-}
-
-impl CsvBatches {
-    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
-        if self.remaining == 0 || self.pos >= self.data.len() {
-            return Ok(None);
-        }
-        let want = self.remaining.min(self.batch_size as u64);
-        let (end, got) = skip_records(&self.data, self.pos, want, self.delim)
-            .map_err(|e| field_error(&self.path, self.format, e.into(), None))?;
-        if got == 0 {
-            return Ok(None);
-        }
-        let mut builder = arrow_csv::ReaderBuilder::new(self.schema.clone())
-            .with_header(false)
-            .with_delimiter(self.delim)
-            // Records of fewer fields than the schema read nulls in the columns after their
-            // last, as the index counted them.
-            .with_truncated_rows(true)
-            .with_batch_size(got as usize);
-        if let Some(p) = &self.projection {
-            builder = builder.with_projection(p.clone());
-        }
-        let mut decoder = builder.build_decoder();
-        let lib = |e| Error::library(&self.path, self.format, e);
-        feed(&mut decoder, &self.data[self.pos..end], self.encoding).map_err(lib)?;
-        // An empty buffer tells the decoder the input ended (a last record without newline).
-        decoder.decode(&[]).map_err(lib)?;
-        let batch = decoder.flush().map_err(lib)?;
-        self.pos = end;
-        self.remaining -= got;
-        Ok(batch)
-    }
-}
-
-impl Iterator for CsvBatches {
-    type Item = Result<RecordBatch>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        end_on_error(self.next_batch(), &mut self.remaining)
-    }
-}
+#[path = "csv_read.rs"]
+mod read;
+use read::read_file;
 
 #[path = "csv_take.rs"]
 mod take;
 
 #[path = "csv_encoding.rs"]
 mod encoding;
-use crate::text::encoding::feed;
 pub use crate::text::encoding::{TextEncoding, UnknownEncoding, latin1_to_utf8};
 pub use encoding::DelimitedTextLocator;
 

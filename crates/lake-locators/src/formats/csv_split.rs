@@ -10,6 +10,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::locator::{Block, FileIndex, IndexOptions};
 use crate::simd::{CSV, Kernel, Window};
+use crate::text::blocks::{SplitBounds, map_fine, regroup};
 use crate::text::infer::Columns;
 use crate::text::rowread::check_stride;
 use crate::text::scan::{FileBytes, check_utf8_at, skip_records};
@@ -114,13 +115,24 @@ pub(super) fn run_plan(
         })
     };
     let mut cols: Option<Columns> = None;
-    let mut checkpoints = Checkpoints::new(options.stride);
+    // The checkpoints of the map's fine stride when it has one, grouped into blocks below.
+    let map_fine = map_fine(options.stride);
+    let mut checkpoints = Checkpoints::new(map_fine.unwrap_or(options.stride));
+    let mut bounds = SplitBounds::new(options.stride, fine.stride);
     // Ranges with numbers whose text bounds were left out, for a rescan if needed.
     let mut deferred: Vec<Range<usize>> = Vec::new();
-    let joined = scan_waves(file, plan, threads, scan, |part: Part| {
+    let joined = scan_waves(file, plan, threads, scan, |mut part: Part| {
         if part.cols.cols.iter().any(|c| c.deferred()) {
             deferred.push(part.range.clone());
         }
+        let part_bounds = std::mem::take(&mut part.cols.block_bounds);
+        bounds.join(
+            checkpoints.rows,
+            &part.fine,
+            part_bounds,
+            part.rows,
+            part.range.end,
+        );
         match &mut cols {
             Some(c) => c.merge(&part.cols, &options.stats),
             None => cols = Some(part.cols),
@@ -136,6 +148,22 @@ pub(super) fn run_plan(
     if !joined {
         return None;
     }
+    // The fine rows on both sides of a block start: read again for their exact bounds.
+    let whole = IndexOptions {
+        stride: u64::MAX,
+        stats: options.stats.clone(),
+    };
+    let block_bounds = bounds.finish(&checkpoints.blocks, |r: Range<usize>| {
+        let mut part = crate::simd::dispatch(RangeScan {
+            path,
+            data,
+            h,
+            range: r,
+            options: &whole,
+            lazy: true,
+        })?;
+        Some(part.cols.block_bounds.pop().unwrap_or_default())
+    })?;
     // Columns that turned Utf8 after numbers whose text bounds were left out: the ranges
     // that left some out are read again without laziness (rare).
     if cols.pending_end(data.len()).is_some() {
@@ -171,7 +199,8 @@ pub(super) fn run_plan(
         body: h.body,
     };
     let rows = checkpoints.rows;
-    Some(assemble(h, &cols, checkpoints.blocks, rows, data.len(), options).1)
+    let (blocks, _) = regroup(checkpoints.blocks, Vec::new(), options.stride, map_fine);
+    Some(assemble(h, &cols, blocks, block_bounds, rows, data.len(), options).1)
 }
 
 /// The scan of one range, run by [`crate::simd::dispatch`] over this CPU's window masks.
@@ -230,8 +259,7 @@ pub(crate) fn fuzz_check(path: &Path, chunk: usize, options: &IndexOptions) {
         Err(e) => format!("error: {e}"),
     };
     let fast = super::index_bytes(path, data, options).map(|r| r.1);
-    let portable = super::scan_records::<crate::simd::NoWindow>(path, data, options, false)
-        .map(|(h, cols, blocks, rows)| assemble(h, &cols, blocks, rows, data.len(), options).1);
+    let portable = super::portable_index(path, data, options).map(|r| r.1);
     assert_eq!(
         show(&fast),
         show(&portable),

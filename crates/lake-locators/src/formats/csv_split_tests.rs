@@ -180,3 +180,99 @@ fn a_large_file_splits_in_ranges_of_megabytes() {
     let got = index_file(f.path(), &file, &options, 2).unwrap();
     assert_eq!(got.map(|g| format!("{g:?}")), Some(want));
 }
+
+/// Strides with fine checkpoints in the map (multiples of 4,096 rows) and block statistics:
+/// a split at random range lengths gives exactly the sequential index, whose blocks carry
+/// their fine checkpoints and bounds.
+#[test]
+fn fine_checkpoints_and_block_stats_survive_splits() {
+    let mut rng = XorShift(0x5eed_f1e5_0000_0002);
+    let mut with_stats = 0;
+    for case in 0..stress_cases(4) {
+        let rows = 9_000 + rng.below(20_000);
+        // A sorted id, a number column and text of every shape, then random columns.
+        let mut text = b"id,x,note\n".to_vec();
+        for i in 0..rows {
+            let note = FIELDS[rng.below(FIELDS.len())];
+            let x = FIELDS[rng.below(5)];
+            text.extend_from_slice(format!("{i},{x},{note}\n").as_bytes());
+        }
+        text.extend(
+            random_csv(&mut rng, 50)
+                .iter()
+                .skip_while(|&&b| b != b'\n')
+                .skip(1),
+        );
+        let (_f, file) = mapped(&text);
+        for stride in [8_192, 12_288] {
+            for stats in [StatsColumns::None, StatsColumns::All] {
+                let options = IndexOptions { stride, stats };
+                let (_, index) = index_bytes(Path::new("t.csv"), &text, &options).unwrap();
+                let first = &index.blocks[0];
+                let fine = first.fine.as_ref().expect("fine checkpoints");
+                assert_eq!(fine.rows, 4096);
+                assert_eq!(fine.bytes.len() as u64, stride / 4096 - 1);
+                assert!(fine.bytes.windows(2).all(|w| w[0] < w[1]));
+                with_stats += index.blocks.iter().filter(|b| b.stats.is_some()).count();
+                let want = format!("{index:?}");
+                for _ in 0..3 {
+                    let chunk = 1_000 + rng.below(text.len() / 2);
+                    let got = split_index(&file, &options, chunk, 2);
+                    assert_eq!(
+                        got.as_deref(),
+                        Some(want.as_str()),
+                        "case {case} stride {stride} chunk {chunk}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(with_stats > 0, "no block got statistics");
+}
+
+/// A read that starts at a fine checkpoint returns the rows a read from the file's start
+/// returns, wherever the rows lie (quoted line breaks included).
+#[test]
+fn reads_from_fine_checkpoints_equal_reads_from_the_start() {
+    use crate::locator::{Locator, ReadRequest};
+    let mut rng = XorShift(0x5eed_f1e5_0000_0003);
+    let mut text = b"id,note\n".to_vec();
+    for i in 0..20_000 {
+        let note = FIELDS[rng.below(FIELDS.len())];
+        text.extend_from_slice(format!("{i},{note}\n").as_bytes());
+    }
+    let (f, _file) = mapped(&text);
+    let options = IndexOptions {
+        stride: 8_192,
+        stats: StatsColumns::None,
+    };
+    let locator = super::super::DelimitedLocator;
+    let index = locator.index(f.path(), &options).unwrap();
+    assert!(index.blocks.iter().any(|b| b.fine.is_some()));
+    let read = |start: u64, blocks| {
+        let request = ReadRequest {
+            rows: start..start + 5,
+            blocks,
+            schema: Some(index.schema.clone()),
+            ..ReadRequest::default()
+        };
+        let batches: Vec<_> = locator
+            .read(f.path(), &request)
+            .unwrap()
+            .collect::<Result<_>>()
+            .unwrap();
+        format!("{batches:?}")
+    };
+    for start in [0, 4_095, 4_096, 4_100, 8_191, 8_192, 12_290, 16_384, 19_998] {
+        let fast = read(start, Some(&index.blocks[..]));
+        assert_eq!(fast, read(start, None), "rows from {start}");
+        assert!(fast.contains(&format!("{start}")), "rows from {start}");
+    }
+    // The read does start at the fine checkpoint: one moved to the next record is seen.
+    let mut moved = index.blocks.clone();
+    let first = moved[0].first_byte.unwrap();
+    let fine = moved[0].fine.as_mut().unwrap();
+    let at = (first + fine.bytes[0]) as usize;
+    fine.bytes[0] += text[at..].iter().position(|&b| b == b'\n').unwrap() as u64 + 1;
+    assert_ne!(read(4_100, Some(&moved[..])), read(4_100, None));
+}

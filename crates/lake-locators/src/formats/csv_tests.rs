@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::locator::StatsColumns;
-use crate::simd::NoWindow;
 
 /// Byte soup: the window path and the portable path agree (and neither panics).
 #[test]
@@ -20,9 +19,7 @@ fn window_path_equals_the_portable_path_on_byte_soup() {
         for stats in [StatsColumns::None, StatsColumns::All] {
             let options = IndexOptions { stride: 3, stats };
             let fast = index_bytes(path, &text, &options).map(|r| r.1);
-            let portable = scan_records::<NoWindow>(path, &text, &options, false).map(
-                |(h, cols, blocks, rows)| assemble(h, &cols, blocks, rows, text.len(), &options).1,
-            );
+            let portable = portable_index(path, &text, &options).map(|r| r.1);
             assert_eq!(format!("{fast:?}"), format!("{portable:?}"), "case {case}");
         }
     }
@@ -124,9 +121,7 @@ fn window_path_equals_the_portable_path() {
             let options = IndexOptions { stride, stats };
             let fast = index_bytes(path, text.as_bytes(), &options).map(|r| r.1);
             // The reference: the portable path, every text bound taken as it comes.
-            let portable = scan_records::<NoWindow>(path, text.as_bytes(), &options, false).map(
-                |(h, cols, blocks, rows)| assemble(h, &cols, blocks, rows, text.len(), &options).1,
-            );
+            let portable = portable_index(path, text.as_bytes(), &options).map(|r| r.1);
             assert_eq!(
                 format!("{fast:?}"),
                 format!("{portable:?}"),
@@ -274,9 +269,7 @@ fn streamed_runs_equal_the_portable_path() {
             let options = IndexOptions { stride, stats };
             let data = text.as_bytes();
             let show = |r: Result<(Header, FileIndex)>| format!("{:?}", r.map(|r| r.1));
-            let portable = scan_records::<NoWindow>(path, data, &options, false).map(
-                |(h, cols, blocks, rows)| assemble(h, &cols, blocks, rows, data.len(), &options),
-            );
+            let portable = portable_index(path, data, &options);
             let portable = show(portable);
             for other in other_paths(path, data, &options) {
                 assert_eq!(

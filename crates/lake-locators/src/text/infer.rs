@@ -13,6 +13,7 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::locator::{ColumnStats, Stats, StatsColumns};
+use crate::text::blocks::NumBounds;
 use crate::text::numbers::{
     KEY_FRAC, NumberKind, decimal_parts_at, dot_in, int_value_at, is_bool, is_i64_text, is_number,
     key_float, key_int, masked_number, number_key, number_kind, parse_i64, word_at,
@@ -61,6 +62,8 @@ pub(crate) struct ColumnInfer {
     int_bounds: Option<(i64, i64)>,
     float_bounds: Option<(f64, f64)>,
     str_bounds: Option<TextBounds>,
+    /// Numeric bounds of the blocks flushed so far (see [`Columns::flush_block`]).
+    done: NumBounds,
 }
 
 /// The smallest and largest text seen, so that most updates decide with one integer
@@ -266,6 +269,7 @@ impl ColumnInfer {
             int_bounds: None,
             float_bounds: None,
             str_bounds: None,
+            done: NumBounds::default(),
         }
     }
 
@@ -761,26 +765,36 @@ impl ColumnInfer {
             return None;
         }
         match self.data_type() {
-            DataType::Int64 => self
-                .int_bounds
-                .map(|(min, max)| ColumnStats::Int { min, max }),
-            DataType::Float64 => {
-                // The integers of the column join the float bounds here: rounding an i64 to
-                // the nearest f64 keeps order, so the bounds of the converted integers are the
-                // converted integer bounds.
-                let ints = self.int_bounds.map(|(lo, hi)| (lo as f64, hi as f64));
-                let bounds = match (self.float_bounds, ints) {
-                    (Some((a, b)), Some((c, d))) => Some((min_f64(a, c), max_f64(b, d))),
-                    (f, i) => f.or(i),
-                };
-                bounds.map(|(min, max)| ColumnStats::Float { min, max })
-            }
             DataType::Utf8 => self.str_bounds.as_ref().map(|b| ColumnStats::Str {
                 min_str: b.lo.to_text(),
                 max_str: b.hi.to_text(),
             }),
-            _ => None,
+            ty => self.numeric().stats(&ty),
         }
+    }
+
+    /// The numeric bounds gathered since the last [`ColumnInfer::flush_block`].
+    fn numeric(&self) -> NumBounds {
+        NumBounds {
+            int: self.int_bounds,
+            float: self.float_bounds,
+        }
+    }
+
+    /// Ends a block: returns the numeric bounds of its rows and starts the next block's
+    /// from none (the file's are kept aside until [`ColumnInfer::fold_blocks`]).
+    pub(crate) fn flush_block(&mut self) -> NumBounds {
+        let b = self.numeric();
+        self.done.merge(&b);
+        (self.int_bounds, self.float_bounds) = (None, None);
+        b
+    }
+
+    /// Makes the numeric bounds those of every row again, after blocks were flushed.
+    pub(crate) fn fold_blocks(&mut self) {
+        let mut all = std::mem::take(&mut self.done);
+        all.merge(&self.numeric());
+        (self.int_bounds, self.float_bounds) = (all.int, all.float);
     }
 }
 
@@ -790,6 +804,8 @@ impl ColumnInfer {
 pub(crate) struct Columns {
     /// The accumulators, in column order.
     pub(crate) cols: Vec<ColumnInfer>,
+    /// Numeric bounds per checkpoint block of the scan, when its blocks were flushed.
+    pub(crate) block_bounds: Vec<crate::text::blocks::BlockBounds>,
     by_name: HashMap<Vec<u8>, usize>,
     lazy: bool,
 }

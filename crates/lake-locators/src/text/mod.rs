@@ -4,6 +4,7 @@
 //! ([`rowshape`]) and the checkpoint reads ([`rowread`]). It uses the masks of [`crate::simd`]
 //! and knows no format beyond the text grammar it scans.
 
+pub(crate) mod blocks;
 pub(crate) mod encoding;
 pub(crate) mod infer;
 pub(crate) mod numbers;

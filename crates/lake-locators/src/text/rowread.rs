@@ -58,10 +58,21 @@ pub(crate) fn start_block(
     let Some(block) = i.checked_sub(1).and_then(|i| blocks.get(i)) else {
         return Ok(None);
     };
-    let byte = block.first_byte.ok_or_else(|| Error::StaleIndex {
+    let first = block.first_byte.ok_or_else(|| Error::StaleIndex {
         path: path.to_path_buf(),
         message: format!("block {} has no byte position", block.ordinal),
     })?;
+    // The last fine checkpoint at or before `row`, when the block has them.
+    let (byte, first_row) = match &block.fine {
+        Some(fine) if fine.rows > 0 => {
+            let k = (row - block.first_row) / fine.rows;
+            match k.checked_sub(1).and_then(|i| fine.bytes.get(i as usize)) {
+                Some(&off) => (first.saturating_add(off), block.first_row + k * fine.rows),
+                None => (first, block.first_row),
+            }
+        }
+        _ => (first, block.first_row),
+    };
     if byte > len as u64 {
         return Err(Error::StaleIndex {
             path: path.to_path_buf(),
@@ -71,7 +82,7 @@ pub(crate) fn start_block(
             ),
         });
     }
-    Ok(Some((byte as usize, block.first_row)))
+    Ok(Some((byte as usize, first_row)))
 }
 
 /// Column indices of a projection by name, or `None` for every column.
