@@ -103,14 +103,7 @@ impl LakeTable {
             let mut catalog = self.catalog.clone();
             for (i, file) in catalog.files.iter_mut().enumerate() {
                 let stats = self.lake.file_stats(i).map_err(|e| e.to_string())?;
-                for (column, s) in stats.into_iter().flatten() {
-                    let bound = match s {
-                        ColumnStats::Int { min, max } => Bound::Int(min, max),
-                        ColumnStats::Float { min, max } => Bound::Float(min, max),
-                        ColumnStats::Str { min_str, max_str } => Bound::Str(min_str, max_str),
-                    };
-                    file.bounds.push((column, bound));
-                }
+                file.bounds = bounds_of(stats.as_ref());
             }
             Ok(catalog)
         });
@@ -193,9 +186,29 @@ impl LakeTable {
         if !inexact.is_empty() {
             let catalog = self.bounds()?;
             let mut dropped = Vec::new();
-            for file in &catalog.files {
-                if file.rows > 0 && !inexact.iter().all(|f| catalog.may_match(f, file)) {
+            for (i, file) in catalog.files.iter().enumerate() {
+                if file.rows == 0 {
+                    continue;
+                }
+                if !inexact.iter().all(|f| catalog.may_match(f, file)) {
                     dropped.push(file.first..file.first + file.rows);
+                    continue;
+                }
+                // Blocks with their own statistics (the row formats) are pruned alike.
+                let blocks = self.lake.blocks(i).map_err(external)?;
+                for b in blocks.iter() {
+                    let Some(stats) = &b.stats else { continue };
+                    // The file's columns and path were judged above.
+                    let block = FileFacts {
+                        path: String::new(),
+                        first: file.first + b.first_row,
+                        rows: b.row_count,
+                        columns: None,
+                        bounds: bounds_of(Some(stats)),
+                    };
+                    if b.row_count > 0 && !inexact.iter().all(|f| catalog.may_match(f, &block)) {
+                        dropped.push(block.first..block.first + block.rows);
+                    }
                 }
             }
             rows = rows.intersect(&RowSet::from_ranges(dropped).complement(self.catalog.total));
@@ -286,4 +299,22 @@ impl TableProvider for LakeTable {
         let exec = self.plan_scan(projection.map(|p| p.as_slice()), filters, limit, target)?;
         Ok(Arc::new(exec))
     }
+}
+
+/// The bounds of a file's or a block's statistics, as the filters compare them.
+fn bounds_of(stats: Option<&bazan::Stats>) -> Vec<(String, Bound)> {
+    stats
+        .into_iter()
+        .flatten()
+        .map(|(column, s)| {
+            let bound = match s {
+                ColumnStats::Int { min, max } => Bound::Int(*min, *max),
+                ColumnStats::Float { min, max } => Bound::Float(*min, *max),
+                ColumnStats::Str { min_str, max_str } => {
+                    Bound::Str(min_str.clone(), max_str.clone())
+                }
+            };
+            (column.clone(), bound)
+        })
+        .collect()
 }
