@@ -154,15 +154,16 @@ pub(super) fn run_plan(
         stats: options.stats.clone(),
     };
     let block_bounds = bounds.finish(&checkpoints.blocks, |r: Range<usize>| {
-        let mut part = crate::simd::dispatch(RangeScan {
+        let part = crate::simd::dispatch(RangeScan {
             path,
             data,
             h,
-            range: r,
+            range: r.clone(),
             options: &whole,
             lazy: true,
-        })?;
-        Some(part.cols.block_bounds.pop().unwrap_or_default())
+        });
+        file.release(r);
+        Some(part?.cols.block_bounds.pop().unwrap_or_default())
     })?;
     // Columns that turned Utf8 after numbers whose text bounds were left out: the ranges
     // that left some out are read again without laziness (rare).

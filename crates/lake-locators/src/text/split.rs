@@ -170,7 +170,7 @@ pub(crate) fn ranges(mut starts: Vec<usize>, len: usize) -> Vec<Range<usize>> {
 /// Scans `ranges` on every thread in waves of a few per thread, handing each range's result
 /// to `join` in file order; `scan` returns `None` when its range cannot be trusted, which
 /// ends the split (`false`: the caller falls back to a sequential scan). Each range's pages
-/// are faulted in before and dropped after its scan.
+/// are faulted in before and dropped after its scan, and the wave's again after its joins.
 pub(crate) fn scan_waves<T: Send>(
     file: &FileBytes,
     ranges: &[Range<usize>],
@@ -197,6 +197,10 @@ pub(crate) fn scan_waves<T: Send>(
             if !join(t) {
                 return false;
             }
+        }
+        // The joins read a little of each range again (to find checkpoints): dropped too.
+        if let (Some(first), Some(last)) = (group.first(), group.last()) {
+            file.release(first.start..last.end);
         }
     }
     true
