@@ -29,6 +29,7 @@ use crate::locator::{
 };
 use crate::simd::{JSON, Kernel, MaskCache, Window};
 use crate::stats::StatsBuilder;
+use crate::text::blocks::{map_fine, regroup};
 use crate::text::infer::{Columns, null_to_utf8};
 use crate::text::rowread::{
     batch_size, check_stride, end_on_error, finish_blocks, projection_indices, schema_for_read,
@@ -209,8 +210,16 @@ fn index_lazy<W: Window<JSON>>(
     let lay = layout(path, data);
     let format = lay.format();
     let wanted = &options.stats;
-    let (mut cols, mut blocks, rows, nested, walked) =
-        scan_values_walk::<W>(path, data, lay, options, lazy, true)?;
+    // With fine checkpoints in the map, the scan checkpoints every fine stride and the
+    // blocks are grouped from those.
+    let fine = map_fine(options.stride);
+    let scan_options = IndexOptions {
+        stride: fine.unwrap_or(options.stride),
+        stats: options.stats.clone(),
+    };
+    let (mut cols, blocks, rows, nested, walked) =
+        scan_values_walk::<W>(path, data, lay, &scan_options, lazy, true)?;
+    let (mut blocks, _) = regroup(blocks, Vec::new(), options.stride, fine);
     finish_blocks(&mut blocks, rows, data.len() as u64);
     let (schema, stats) = if nested {
         slow_schema_and_stats(path, data, lay, wanted, walked)?

@@ -24,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::locator::{Block, FileIndex, IndexOptions, Stats, StatsColumns};
 use crate::simd::{JSON, Kernel, Window};
 use crate::stats::StatsBuilder;
+use crate::text::blocks::{map_fine, regroup};
 use crate::text::infer::{Columns, null_to_utf8};
 use crate::text::rowread::{check_stride, decode_json, finish_blocks};
 use crate::text::scan::{FileBytes, bom_len};
@@ -153,7 +154,9 @@ pub(super) fn run_plan(
     };
     let mut cols: Option<Columns> = None;
     let mut nested = false;
-    let mut checkpoints = Checkpoints::new(options.stride);
+    // The checkpoints of the map's fine stride when it has one, grouped into blocks below.
+    let map_fine = map_fine(options.stride);
+    let mut checkpoints = Checkpoints::new(map_fine.unwrap_or(options.stride));
     let mut deferred: Vec<Range<usize>> = Vec::new();
     // Each range's walk, in plan order (the rescan below keeps no walks).
     let mut walks: Vec<Option<Inferrer>> = Vec::with_capacity(plan.len());
@@ -181,7 +184,7 @@ pub(super) fn run_plan(
     }
     let mut cols = cols.unwrap_or_default();
     let rows = checkpoints.rows;
-    let mut blocks = checkpoints.blocks;
+    let (mut blocks, _) = regroup(checkpoints.blocks, Vec::new(), options.stride, map_fine);
     finish_blocks(&mut blocks, rows, data.len() as u64);
     let wanted = &options.stats;
     let (schema, stats) = if nested {

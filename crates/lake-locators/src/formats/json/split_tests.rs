@@ -226,3 +226,49 @@ fn split_indexes_equal_the_reference_path() {
     eprintln!("{compared} split indexes compared, {walked} with statistics");
     assert!(compared > 50, "{compared} split indexes compared");
 }
+
+/// Strides with fine checkpoints in the map (multiples of 4,096 rows): a split at random
+/// range lengths gives exactly the sequential index, whose blocks carry them; a read from a
+/// fine checkpoint returns the rows a read from the start returns.
+#[test]
+fn fine_checkpoints_survive_splits_and_serve_reads() {
+    use crate::locator::{Locator, ReadRequest};
+    let mut rng = XorShift(0x5eed_f1e5_0000_0004);
+    for case in 0..stress_cases(3) {
+        let rows = 9_000 + rng.below(12_000);
+        let text = random_ndjson(&mut rng, rows, case % 2 == 1);
+        let (f, file) = mapped(&text);
+        let options = IndexOptions {
+            stride: 8_192,
+            stats: StatsColumns::None,
+        };
+        let index = super::super::index_bytes(Path::new("t.ndjson"), &text, &options).unwrap();
+        let fine = index.blocks[0].fine.as_ref().expect("fine checkpoints");
+        assert_eq!((fine.rows, fine.bytes.len()), (4096, 1));
+        let want = format!("{index:?}");
+        for _ in 0..3 {
+            let chunk = 1_000 + rng.below(text.len() / 2);
+            if let Some(got) = split_index(&file, &options, chunk) {
+                assert_eq!(got, want, "case {case} chunk {chunk}");
+            }
+        }
+        let locator = super::super::JsonLocator;
+        let read = |start: u64, blocks| {
+            let request = ReadRequest {
+                rows: start..start + 3,
+                blocks,
+                schema: Some(index.schema.clone()),
+                ..ReadRequest::default()
+            };
+            let batches: Vec<_> = locator
+                .read(f.path(), &request)
+                .unwrap()
+                .collect::<Result<_>>()
+                .unwrap();
+            format!("{batches:?}")
+        };
+        for start in [4_095, 4_096, 4_097, 8_191, 8_192, 12_300] {
+            assert_eq!(read(start, Some(&index.blocks[..])), read(start, None));
+        }
+    }
+}
