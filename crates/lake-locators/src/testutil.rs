@@ -36,3 +36,27 @@ pub(crate) fn byte_soup(seed: u64, len: usize, alphabet: &[u8]) -> Vec<u8> {
         .map(|_| alphabet[rng.below(alphabet.len())])
         .collect()
 }
+
+/// The debug text of local rows `[start, start + n)` of `path` read by `locator` under
+/// `schema`, from the checkpoints of `blocks` (or from the file's start without them).
+pub(crate) fn read_text(
+    locator: &dyn crate::locator::Locator,
+    path: &std::path::Path,
+    schema: &arrow_schema::SchemaRef,
+    blocks: Option<&[crate::locator::Block]>,
+    start: u64,
+    n: u64,
+) -> String {
+    let request = crate::locator::ReadRequest {
+        rows: start..start + n,
+        blocks,
+        schema: Some(schema.clone()),
+        ..Default::default()
+    };
+    let batches: Vec<_> = locator
+        .read(path, &request)
+        .unwrap()
+        .collect::<crate::error::Result<_>>()
+        .unwrap();
+    format!("{batches:?}")
+}

@@ -139,33 +139,29 @@ fn row_formats_match_expected_json() {
                 .iter()
                 .filter_map(|b| b.stats.as_ref()?.get(column))
                 .collect();
+            let ints = || {
+                parts.iter().filter_map(|s| match s {
+                    ColumnStats::Int { min, max } => Some((*min, *max)),
+                    _ => None,
+                })
+            };
+            let floats = || {
+                parts.iter().filter_map(|s| match s {
+                    ColumnStats::Float { min, max } => Some((*min, *max)),
+                    _ => None,
+                })
+            };
             let joined = match whole {
-                ColumnStats::Int { .. } => {
-                    let lo = parts.iter().filter_map(|s| match s {
-                        ColumnStats::Int { min, .. } => Some(*min),
-                        _ => None,
-                    });
-                    let hi = parts.iter().filter_map(|s| match s {
-                        ColumnStats::Int { max, .. } => Some(*max),
-                        _ => None,
-                    });
-                    lo.min()
-                        .zip(hi.max())
-                        .map(|(min, max)| ColumnStats::Int { min, max })
-                }
-                ColumnStats::Float { .. } => {
-                    let lo = parts.iter().filter_map(|s| match s {
-                        ColumnStats::Float { min, .. } => Some(*min),
-                        _ => None,
-                    });
-                    let hi = parts.iter().filter_map(|s| match s {
-                        ColumnStats::Float { max, .. } => Some(*max),
-                        _ => None,
-                    });
-                    lo.reduce(f64::min)
-                        .zip(hi.reduce(f64::max))
-                        .map(|(min, max)| ColumnStats::Float { min, max })
-                }
+                ColumnStats::Int { .. } => ints()
+                    .map(|b| b.0)
+                    .min()
+                    .zip(ints().map(|b| b.1).max())
+                    .map(|(min, max)| ColumnStats::Int { min, max }),
+                ColumnStats::Float { .. } => floats()
+                    .map(|b| b.0)
+                    .reduce(f64::min)
+                    .zip(floats().map(|b| b.1).reduce(f64::max))
+                    .map(|(min, max)| ColumnStats::Float { min, max }),
                 ColumnStats::Str { .. } => continue,
             };
             check(

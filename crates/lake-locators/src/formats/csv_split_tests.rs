@@ -234,7 +234,7 @@ fn fine_checkpoints_and_block_stats_survive_splits() {
 /// returns, wherever the rows lie (quoted line breaks included).
 #[test]
 fn reads_from_fine_checkpoints_equal_reads_from_the_start() {
-    use crate::locator::{Locator, ReadRequest};
+    use crate::locator::Locator;
     let mut rng = XorShift(0x5eed_f1e5_0000_0003);
     let mut text = b"id,note\n".to_vec();
     for i in 0..20_000 {
@@ -250,18 +250,7 @@ fn reads_from_fine_checkpoints_equal_reads_from_the_start() {
     let index = locator.index(f.path(), &options).unwrap();
     assert!(index.blocks.iter().any(|b| b.fine.is_some()));
     let read = |start: u64, blocks| {
-        let request = ReadRequest {
-            rows: start..start + 5,
-            blocks,
-            schema: Some(index.schema.clone()),
-            ..ReadRequest::default()
-        };
-        let batches: Vec<_> = locator
-            .read(f.path(), &request)
-            .unwrap()
-            .collect::<Result<_>>()
-            .unwrap();
-        format!("{batches:?}")
+        crate::testutil::read_text(&locator, f.path(), &index.schema, blocks, start, 5)
     };
     for start in [0, 4_095, 4_096, 4_100, 8_191, 8_192, 12_290, 16_384, 19_998] {
         let fast = read(start, Some(&index.blocks[..]));

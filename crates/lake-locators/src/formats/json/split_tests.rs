@@ -232,7 +232,6 @@ fn split_indexes_equal_the_reference_path() {
 /// fine checkpoint returns the rows a read from the start returns.
 #[test]
 fn fine_checkpoints_survive_splits_and_serve_reads() {
-    use crate::locator::{Locator, ReadRequest};
     let mut rng = XorShift(0x5eed_f1e5_0000_0004);
     for case in 0..stress_cases(3) {
         let rows = 9_000 + rng.below(12_000);
@@ -254,18 +253,7 @@ fn fine_checkpoints_survive_splits_and_serve_reads() {
         }
         let locator = super::super::JsonLocator;
         let read = |start: u64, blocks| {
-            let request = ReadRequest {
-                rows: start..start + 3,
-                blocks,
-                schema: Some(index.schema.clone()),
-                ..ReadRequest::default()
-            };
-            let batches: Vec<_> = locator
-                .read(f.path(), &request)
-                .unwrap()
-                .collect::<Result<_>>()
-                .unwrap();
-            format!("{batches:?}")
+            crate::testutil::read_text(&locator, f.path(), &index.schema, blocks, start, 3)
         };
         for start in [4_095, 4_096, 4_097, 8_191, 8_192, 12_300] {
             assert_eq!(read(start, Some(&index.blocks[..])), read(start, None));
