@@ -144,11 +144,23 @@ pub(crate) fn conform_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
 /// unified type differs, nulls where the file lacks the column.
 pub(crate) fn conform_columns(batch: &RecordBatch, target: &[Arc<Field>]) -> Result<Vec<ArrayRef>> {
     let n = batch.num_rows();
+    // The null columns of one type share one array: a wide unified schema gives a file's
+    // rows many columns it lacks, and an allocation (zeroed, then freed by the consumer)
+    // per column showed in the profile of short slices.
+    let mut nulls: Vec<(&DataType, ArrayRef)> = Vec::new();
     target
         .iter()
         .map(|f| match batch.column_by_name(f.name()) {
             Some(a) => conform_array(a, f.data_type()),
-            None => Ok(new_null_array(f.data_type(), n)),
+            None => {
+                let ty = f.data_type();
+                if let Some((_, a)) = nulls.iter().find(|(t, _)| *t == ty) {
+                    return Ok(Arc::clone(a));
+                }
+                let a = new_null_array(ty, n);
+                nulls.push((ty, Arc::clone(&a)));
+                Ok(a)
+            }
         })
         .collect()
 }
@@ -157,6 +169,31 @@ pub(crate) fn conform_columns(batch: &RecordBatch, target: &[Arc<Field>]) -> Res
 mod tests {
     use super::*;
     use arrow_array::{Array, Int32Array, StringArray};
+
+    #[test]
+    fn missing_columns_of_one_type_share_one_null_array() {
+        let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int32, true)]));
+        let a: ArrayRef = Arc::new(Int32Array::from(vec![1, 2, 3]));
+        let batch = RecordBatch::try_new(schema, vec![a]).unwrap();
+        let target: Vec<Arc<Field>> = [
+            ("a", DataType::Int64),
+            ("x", DataType::Int64),
+            ("y", DataType::Utf8),
+            ("z", DataType::Int64),
+        ]
+        .into_iter()
+        .map(|(n, t)| Arc::new(Field::new(n, t, true)))
+        .collect();
+        let cols = conform_columns(&batch, &target).unwrap();
+        assert_eq!(cols[0].null_count(), 0);
+        assert!(
+            cols[1..]
+                .iter()
+                .all(|c| c.len() == 3 && c.null_count() == 3)
+        );
+        assert_eq!(cols[2].data_type(), &DataType::Utf8);
+        assert!(Arc::ptr_eq(&cols[1], &cols[3]));
+    }
 
     #[test]
     fn type_rule() {
