@@ -60,6 +60,36 @@ pub(crate) fn by_block(rows: &[u64], blocks: &[Block]) -> Vec<(usize, Range<usiz
     out
 }
 
+/// Wanted rows further apart than this, in a block with fine checkpoints, are read by
+/// separate reads: a read seeks to the fine checkpoint before its first row, and skipping
+/// records to a row costs far less than decoding the rows between two wanted ones.
+const SPARSE_GAP: u64 = 64;
+
+/// The groups of [`by_block`] cut where two wanted rows of a block with fine checkpoints lie
+/// more than [`SPARSE_GAP`] rows apart (formats without them read each block in one go).
+pub(crate) fn split_sparse(
+    rows: &[u64],
+    blocks: &[Block],
+    groups: Vec<(usize, Range<usize>)>,
+) -> Vec<(usize, Range<usize>)> {
+    let mut out = Vec::with_capacity(groups.len());
+    for (b, range) in groups {
+        if blocks.get(b).is_none_or(|b| b.fine.is_none()) {
+            out.push((b, range));
+            continue;
+        }
+        let mut start = range.start;
+        for i in range.start + 1..range.end {
+            if rows[i] - rows[i - 1] > SPARSE_GAP {
+                out.push((b, start..i));
+                start = i;
+            }
+        }
+        out.push((b, start..range.end));
+    }
+    out
+}
+
 /// Keeps the wanted rows of decoded batches as they stream by, in order.
 pub(crate) struct Picker<'a> {
     /// The wanted rows still ahead, ascending.
@@ -141,7 +171,7 @@ pub fn read_rows_by_ranges<L: Locator + ?Sized>(
     let rows = request.rows;
     check_rows(path, rows, None)?;
     let groups = match request.blocks {
-        Some(blocks) if !blocks.is_empty() => by_block(rows, blocks),
+        Some(blocks) if !blocks.is_empty() => split_sparse(rows, blocks, by_block(rows, blocks)),
         _ if rows.is_empty() => Vec::new(),
         _ => vec![(0, 0..rows.len())],
     };
@@ -188,6 +218,18 @@ mod tests {
     use arrow_array::{Array, Int64Array};
 
     use crate::locator::test_blocks as blocks;
+
+    #[test]
+    fn sparse_rows_of_blocks_with_fine_checkpoints_are_read_apart() {
+        let mut b = blocks(&[1000, 1000]);
+        b[1].fine = Some(crate::locator::FineCheckpoints {
+            rows: 100,
+            bytes: vec![10; 9],
+        });
+        let rows = [0, 500, 1000, 1010, 1500, 1999];
+        let groups = split_sparse(&rows, &b, by_block(&rows, &b));
+        assert_eq!(groups, vec![(0, 0..2), (1, 2..4), (1, 4..5), (1, 5..6)]);
+    }
 
     #[test]
     fn by_block_groups_rows_and_skips_empty_blocks() {
