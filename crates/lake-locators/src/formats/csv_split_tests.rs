@@ -257,6 +257,18 @@ fn reads_from_fine_checkpoints_equal_reads_from_the_start() {
         assert_eq!(fast, read(start, None), "rows from {start}");
         assert!(fast.contains(&format!("{start}")), "rows from {start}");
     }
+    // A take of far-apart rows seeks to each one's fine checkpoint: the same rows.
+    let take = |blocks| {
+        let rows = [3, 4_100, 4_101, 9_000, 15_000, 19_999];
+        let request = crate::locator::RowsRequest {
+            rows: &rows,
+            blocks,
+            schema: Some(index.schema.clone()),
+            ..Default::default()
+        };
+        format!("{:?}", locator.read_rows(f.path(), &request).unwrap())
+    };
+    assert_eq!(take(Some(&index.blocks[..])), take(None));
     // The read does start at the fine checkpoint: one moved to the next record is seen.
     let mut moved = index.blocks.clone();
     let first = moved[0].first_byte.unwrap();

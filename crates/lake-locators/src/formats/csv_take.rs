@@ -52,10 +52,11 @@ pub(super) fn read_rows(
                 Some((byte, first_row)) => (byte, first_row),
                 None => (h.body, 0),
             };
+            let block = blocks.and_then(|b| b.get(*index));
             // The block's pages in one kernel call rather than a fault per 4 KiB: the scan
-            // reads most of the block.
-            if let (Text::Mapped(m), Some(b)) = (bytes, blocks.and_then(|b| b.get(*index)))
-                && let (Some(first), Some(n)) = (b.first_byte, b.total_byte_size)
+            // reads most of the block (unless fine checkpoints let it skip ahead).
+            if let (Text::Mapped(m), Some(b)) = (bytes, block)
+                && let (Some(first), Some(n), None) = (b.first_byte, b.total_byte_size, &b.fine)
             {
                 m.populate(pos.max(first as usize)..((first + n) as usize).min(data.len()));
             }
@@ -63,6 +64,13 @@ pub(super) fn read_rows(
                 |e: crate::text::scan::ScanError| field_error(path, h.format, e.into(), None);
             let mut text = Vec::new();
             for &r in wanted {
+                // A fine checkpoint past the position: seek there instead of skipping to it.
+                if block.is_some_and(|b| b.fine.is_some())
+                    && let Some((byte, first_row)) = start_block(path, blocks, r, data.len())?
+                    && first_row > at
+                {
+                    (pos, at) = (byte, first_row);
+                }
                 let (start, skipped) = skip_records(data, pos, r - at, h.delim).map_err(scan)?;
                 let (end, one) = skip_records(data, start, 1, h.delim).map_err(scan)?;
                 if skipped < r - at || one == 0 {
