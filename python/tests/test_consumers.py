@@ -54,3 +54,26 @@ def test_pandas_reads_slices_and_batches(shared_lake):
     assert df["_path"].iloc[0] == shared_lake.locate_row(100)[0]
     n = sum(len(b.to_pandas()) for b in shared_lake.iter_batches(batch_size=100_000, columns=["name"]))
     assert n == shared_lake.total_rows
+
+
+def test_results_do_not_import_pandas(tmp_path):
+    """Tables and batches come from pyarrow's C stream import: a first slice, take or batch
+    does not pay for importing pandas (pyarrow.table() would ask whether its argument is a
+    DataFrame, importing pandas and numpy on a process's first call)."""
+    import subprocess
+    import sys
+
+    from conftest import lake_with
+
+    root = lake_with(tmp_path / "lake", {"a.csv": "id,name\n1,x\n2,y\n", "b.ndjson": '{"id":3}\n'})
+    code = (
+        "import sys, bazan.lake as bl\n"
+        f"m = bl.create_map({str(root)!r}, progress=False)\n"
+        "assert m.slice(0, 3).num_rows == 3\n"
+        "assert m.take([2, 0]).column('id').to_pylist() == [3, 1]\n"
+        "assert sum(b.num_rows for b in m.iter_batches(batch_size=2)) == 3\n"
+        "assert m[1]['name'] == 'y'\n"
+        "print(sorted(k for k in ('pandas', 'numpy') if k in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -14,8 +14,9 @@ use bazan::{
     StatsColumns,
 };
 use pyo3::exceptions::{PyStopIteration, PyTypeError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3_arrow::{PyArray, PyRecordBatch, PySchema, PyTable};
+use pyo3_arrow::{PyArray, PySchema, PyTable};
 
 use crate::blocking::{self, OnInterrupt, ProgressPump};
 use crate::errors::{self, IntoPy};
@@ -27,7 +28,23 @@ pub(crate) fn to_table<'py>(
     schema: SchemaRef,
     batches: Vec<RecordBatch>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    PyTable::try_new(batches, schema)?.into_pyarrow(py)
+    stream_reader(py, PyTable::try_new(batches, schema)?)?.call_method0(intern!(py, "read_all"))
+}
+
+/// A pyarrow.RecordBatch of `batch`.
+fn to_batch(py: Python<'_>, batch: RecordBatch) -> PyResult<Bound<'_, PyAny>> {
+    let schema = batch.schema();
+    let table = PyTable::try_new(vec![batch], schema)?;
+    stream_reader(py, table)?.call_method0(intern!(py, "read_next_batch"))
+}
+
+/// pyarrow's reader of `table`'s Arrow C stream. Not `pyarrow.table()` or
+/// `pyarrow.record_batch()`: those first ask whether their argument is a pandas DataFrame,
+/// which imports pandas (and numpy) on a process's first call, a third of a second.
+fn stream_reader<'py>(py: Python<'py>, table: PyTable) -> PyResult<Bound<'py, PyAny>> {
+    py.import(intern!(py, "pyarrow"))?
+        .getattr(intern!(py, "RecordBatchReader"))?
+        .call_method1(intern!(py, "from_stream"), (table.into_pyobject(py)?,))
 }
 
 /// A pyarrow.Schema.
@@ -514,7 +531,7 @@ impl BatchStream {
             Some(Err(e)) => Err(errors::to_py(py, e)),
             Some(Ok(batch)) => {
                 *self.reader.lock().unwrap_or_else(PoisonError::into_inner) = Some(reader);
-                PyRecordBatch::new(batch).into_pyarrow(py)
+                to_batch(py, batch)
             }
         }
     }
