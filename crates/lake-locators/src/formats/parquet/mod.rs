@@ -3,7 +3,8 @@
 //! Statistics come from the footer where they are present and exact, otherwise from the data.
 //! Reads select the touched row groups and a `RowSelection` inside them, with the page index
 //! loaded in optional mode so that pages outside the range are skipped; chosen rows
-//! (`read_rows`) are one `RowSelection` of exactly those rows.
+//! (`read_rows`) are one `RowSelection` of exactly those rows. A read whose request schema
+//! types a string column as Utf8View gets it decoded as Utf8View.
 
 mod footer;
 mod take;
@@ -12,7 +13,7 @@ pub mod trace;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_schema::{DataType, SchemaRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
@@ -236,7 +237,7 @@ impl ParquetLocator {
         reader: R,
         request: &ReadRequest<'_>,
     ) -> Result<BatchIter> {
-        let meta = load_metadata(path, &reader)?;
+        let meta = string_views(load_metadata(path, &reader)?, request.schema.as_deref());
         let groups = meta.metadata().row_groups();
         // The footer is read anyway, so the row groups come from it; stored blocks are only
         // checked against it so that a stale index is reported instead of wrong rows.
@@ -295,6 +296,42 @@ impl ParquetLocator {
             done: false,
         }))
     }
+}
+
+/// The reader metadata with every string column that `wanted` (the request's schema) types
+/// as Utf8View decoded as Utf8View: arrow-rs then builds the views over the decoded pages
+/// (and, for dictionary pages, copies one 16-byte view per row) instead of copying every
+/// string into an offsets buffer. The values are the same; only the array type differs.
+/// Without such a column, or when arrow-rs refuses the hint, the metadata is unchanged.
+fn string_views(meta: ArrowReaderMetadata, wanted: Option<&Schema>) -> ArrowReaderMetadata {
+    let Some(wanted) = wanted else {
+        return meta;
+    };
+    let schema = meta.schema();
+    let as_view = |f: &Field| {
+        matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8)
+            && wanted
+                .field_with_name(f.name())
+                .is_ok_and(|w| w.data_type() == &DataType::Utf8View)
+    };
+    if !schema.fields().iter().any(|f| as_view(f)) {
+        return meta;
+    }
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let f = f.as_ref().clone();
+            if as_view(&f) {
+                f.with_data_type(DataType::Utf8View)
+            } else {
+                f
+            }
+        })
+        .collect();
+    let hint = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    let options = ArrowReaderOptions::new().with_schema(hint);
+    ArrowReaderMetadata::try_new(Arc::clone(meta.metadata()), options).unwrap_or(meta)
 }
 
 /// The row groups of a file as blocks, from the footer only.
@@ -505,6 +542,9 @@ fn footer_stats(
     }
     Some(acc)
 }
+
+#[cfg(test)]
+mod view_tests;
 
 #[cfg(test)]
 mod structure_tests {
