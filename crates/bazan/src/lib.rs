@@ -49,6 +49,7 @@ pub mod read;
 mod scan;
 pub mod tsfile;
 pub mod unified;
+mod views;
 mod widen;
 
 pub use arrow_array::{RecordBatch, RecordBatchReader};

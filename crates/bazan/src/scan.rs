@@ -40,6 +40,9 @@ pub struct ScanOptions {
     pub batch_size: usize,
     /// Stops a running scan from another thread.
     pub cancel: Option<CancelToken>,
+    /// Return Utf8 columns as Utf8View (same values; Parquet files decode them so without
+    /// copying the strings, other formats are cast).
+    pub string_views: bool,
 }
 
 /// One output column of a scan.
@@ -58,6 +61,8 @@ struct Plan {
     schema: SchemaRef,
     /// The unified fields among `outs`, in order (what files are conformed to).
     fields: Vec<Arc<Field>>,
+    /// Utf8 columns as Utf8View ([`ScanOptions::string_views`]).
+    string_views: bool,
 }
 
 impl Plan {
@@ -119,6 +124,13 @@ impl Lake {
         if o.with_path && !outs.iter().any(|c| matches!(c, Out::Path)) {
             outs.push(Out::Path);
         }
+        if o.string_views {
+            for out in &mut outs {
+                if let Out::Column(f) = out {
+                    *f = Arc::new(crate::views::view_field(f));
+                }
+            }
+        }
         let fields: Vec<Arc<Field>> = outs
             .iter()
             .filter_map(|c| match c {
@@ -139,6 +151,7 @@ impl Lake {
             outs,
             schema,
             fields,
+            string_views: o.string_views,
         })
     }
 
@@ -290,10 +303,13 @@ impl LakeReader {
     fn open(&self, segment: Segment) -> Result<Current> {
         let e = self.lake.map.entry(segment.index);
         let projection = self.plan.projection(&self.lake, segment.index)?;
-        let batches = self
-            .lake
-            .map
-            .read_segment(&segment, Some(&projection), &self.registry)?;
+        let batches = if self.plan.string_views {
+            crate::views::read_segment(&self.lake.map, &segment, &projection, &self.registry)?
+        } else {
+            self.lake
+                .map
+                .read_segment(&segment, Some(&projection), &self.registry)?
+        };
         Ok(Current {
             segment,
             path: e.path.to_string(),
