@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::{RecordBatch, RecordBatchReader};
-use arrow_schema::SchemaRef;
+use arrow_array::{RecordBatch, RecordBatchOptions, RecordBatchReader};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use bazan::Lake;
 use datafusion::datasource::MemTable;
 use datafusion::execution::TaskContext;
@@ -196,8 +196,9 @@ impl SqlSession {
         let batches = collect(Arc::clone(&plan), task)
             .await
             .map_err(Error::from_run)?;
+        let (schema, batches) = plain_strings(plan.schema(), batches)?;
         Ok(QueryOutput {
-            schema: plan.schema(),
+            schema,
             batches,
             counts: scan_counts(&plan),
         })
@@ -219,6 +220,45 @@ impl SqlSession {
         let df = self.ctx.sql(query).await.map_err(Error::from_plan)?;
         df.create_physical_plan().await.map_err(Error::from_plan)
     }
+}
+
+/// The result with its Utf8View columns as Utf8: lake tables type strings as views inside
+/// the plan (faster to decode from Parquet and to group), while the front ends keep handing
+/// out plain strings.
+fn plain_strings(
+    schema: SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    if !schema
+        .fields()
+        .iter()
+        .any(|f| f.data_type() == &DataType::Utf8View)
+    {
+        return Ok((schema, batches));
+    }
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Utf8View => f.as_ref().clone().with_data_type(DataType::Utf8),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    let plain = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    let cast = |b: RecordBatch| -> Result<RecordBatch> {
+        let columns = b
+            .columns()
+            .iter()
+            .zip(plain.fields())
+            .map(|(a, f)| arrow_cast::cast(a, f.data_type()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| Error::Other(format!("result strings: {e}")))?;
+        let options = RecordBatchOptions::new().with_row_count(Some(b.num_rows()));
+        RecordBatch::try_new_with_options(Arc::clone(&plain), columns, &options)
+            .map_err(|e| Error::Other(format!("result strings: {e}")))
+    };
+    let batches = batches.into_iter().map(cast).collect::<Result<Vec<_>>>()?;
+    Ok((plain, batches))
 }
 
 /// Sums the counters of every lake scan of an executed plan.
