@@ -2,7 +2,9 @@
 //! row ranges of files, cut at block boundaries) read through the facade's
 //! [`bazan::Lake::read_file_rows`], which checks each file's size and mtime against the map
 //! before reading it. A scan that needs no column of the files (only `_gid`, `_path` or row
-//! counts) opens no file at all.
+//! counts) opens no file at all. Parquet and Arrow IPC parts are decoded on the thread that
+//! polls the partition, other formats on a blocking thread ([`DECODED_INLINE`]); when the
+//! table types strings as Utf8View, the facade is asked for views (Parquet decodes them so).
 
 use std::collections::VecDeque;
 use std::fmt;
