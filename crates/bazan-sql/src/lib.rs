@@ -2,8 +2,8 @@
 //!
 //! - [`LakeTable`] is a DataFusion `TableProvider` over a loaded lake: the unified schema plus
 //!   the virtual columns `_gid` (Int64, global row) and `_path` (Utf8, relative file path);
-//!   projection, limit and filter pushdown (exact for `_gid` and `_path`, file pruning by the
-//!   map's min/max statistics otherwise); exact row counts, so `count(*)` reads no file;
+//!   projection, limit and filter pushdown (exact for `_gid` and `_path`, file and block
+//!   pruning by the map's min/max statistics otherwise); exact row counts, so `count(*)` reads no file;
 //!   partitions of block groups, so one large file is read by several cores; the map's
 //!   size+mtime stale check on every file a scan opens.
 //! - [`TsFileTable`] is one table of a table-model TsFile: `time` ranges and tag equality

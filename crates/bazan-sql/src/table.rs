@@ -3,7 +3,8 @@
 //! Schema: the lake's unified schema plus `_gid` (Int64, the global row number) and `_path`
 //! (Utf8, the file's relative path). Filters on `_gid` and `_path` are exact (served by
 //! reading only the selected rows); comparisons of Int64, Float64 and Utf8 columns with
-//! literals prune files by the map's min/max statistics (inexact: DataFusion filters the
+//! literals prune files, and blocks that carry statistics, by the map's min/max statistics
+//! (inexact: DataFusion filters the
 //! rows of the files kept). Row counts are exact, from the map, so `count(*)` reads nothing.
 
 use std::collections::HashSet;
