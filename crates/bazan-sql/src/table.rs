@@ -52,7 +52,12 @@ impl LakeTable {
         let mut fields: Vec<Field> = unified
             .fields()
             .iter()
-            .map(|f| f.as_ref().clone())
+            .map(|f| match f.data_type() {
+                // Strings as views, as DataFusion's own Parquet tables type them: Parquet
+                // decodes them without copying, and grouping and comparing views is faster.
+                DataType::Utf8 => f.as_ref().clone().with_data_type(DataType::Utf8View),
+                _ => f.as_ref().clone(),
+            })
             .collect();
         fields.push(Field::new(GID, DataType::Int64, false));
         fields.push(Field::new(PATH, DataType::Utf8, false));
