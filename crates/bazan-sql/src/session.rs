@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchOptions, RecordBatchReader};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Schema, SchemaRef};
 use bazan::Lake;
 use datafusion::datasource::MemTable;
 use datafusion::execution::TaskContext;
@@ -236,14 +236,7 @@ fn plain_strings(
     {
         return Ok((schema, batches));
     }
-    let fields: Vec<Field> = schema
-        .fields()
-        .iter()
-        .map(|f| match f.data_type() {
-            DataType::Utf8View => f.as_ref().clone().with_data_type(DataType::Utf8),
-            _ => f.as_ref().clone(),
-        })
-        .collect();
+    let fields = crate::table::retyped(schema.fields(), &DataType::Utf8View, &DataType::Utf8);
     let plain = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
     let cast = |b: RecordBatch| -> Result<RecordBatch> {
         let columns = b

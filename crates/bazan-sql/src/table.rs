@@ -49,16 +49,9 @@ impl LakeTable {
     /// A table over a loaded lake.
     pub fn new(lake: Arc<Lake>) -> Result<Self> {
         let unified = lake.schema().map_err(external)?;
-        let mut fields: Vec<Field> = unified
-            .fields()
-            .iter()
-            .map(|f| match f.data_type() {
-                // Strings as views, as DataFusion's own Parquet tables type them: Parquet
-                // decodes them without copying, and grouping and comparing views is faster.
-                DataType::Utf8 => f.as_ref().clone().with_data_type(DataType::Utf8View),
-                _ => f.as_ref().clone(),
-            })
-            .collect();
+        // Strings as views, as DataFusion's own Parquet tables type them: Parquet decodes them
+        // without copying, and grouping and comparing views is faster.
+        let mut fields = retyped(unified.fields(), &DataType::Utf8, &DataType::Utf8View);
         fields.push(Field::new(GID, DataType::Int64, false));
         fields.push(Field::new(PATH, DataType::Utf8, false));
         let schema = Arc::new(Schema::new(fields));
@@ -321,6 +314,17 @@ fn bounds_of(stats: Option<&bazan::Stats>) -> Vec<(String, Bound)> {
                 }
             };
             (column.clone(), bound)
+        })
+        .collect()
+}
+
+/// `fields` with every field of type `from` typed `to`.
+pub(crate) fn retyped(fields: &arrow_schema::Fields, from: &DataType, to: &DataType) -> Vec<Field> {
+    fields
+        .iter()
+        .map(|f| match f.data_type() {
+            t if t == from => f.as_ref().clone().with_data_type(to.clone()),
+            _ => f.as_ref().clone(),
         })
         .collect()
 }

@@ -21,20 +21,14 @@ pub(super) fn read_file(
     request: &ReadRequest<'_>,
     encoding: TextEncoding,
 ) -> Result<BatchIter> {
-    let Opened {
-        data,
-        h,
-        schema,
-        own_blocks,
-        projection,
-        encoding,
-    } = open_for_read(path, request.schema.as_ref(), request.projection, encoding)?;
-    let blocks = request.blocks.or(own_blocks.as_deref());
+    let o: Opened = open_for_read(path, request.schema.as_ref(), request.projection, encoding)?;
+    let (data, h) = (&o.data, &o.h);
+    let blocks = request.blocks.or(o.own_blocks.as_deref());
     let (mut pos, base) = match start_block(path, blocks, request.rows.start, data.len())? {
         Some((byte, first_row)) => (byte, first_row),
         None => (h.body, 0),
     };
-    let (skipped_to, skipped) = skip_records(&data, pos, request.rows.start - base, h.delim)
+    let (skipped_to, skipped) = skip_records(data, pos, request.rows.start - base, h.delim)
         .map_err(|e| field_error(path, h.format, e.into(), None))?;
     pos = skipped_to;
     let remaining = if skipped < request.rows.start - base {
@@ -47,17 +41,18 @@ pub(super) fn read_file(
     } else {
         request.batch_size
     };
+    let (format, delim) = (h.format, h.delim);
     Ok(Box::new(CsvBatches {
         path: path.to_path_buf(),
-        format: h.format,
-        data,
+        format,
+        data: o.data,
         pos,
         remaining,
-        delim: h.delim,
-        schema,
-        projection,
+        delim,
+        schema: o.schema,
+        projection: o.projection,
         batch_size,
-        encoding,
+        encoding: o.encoding,
     }))
 }
 
