@@ -4,3 +4,4 @@ mod lake;
 mod latin1;
 mod take;
 mod tsfile;
+mod views;

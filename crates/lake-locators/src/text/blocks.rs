@@ -7,11 +7,10 @@
 //! its fine checkpoints are the record starts of the rows `MAP_FINE`, `2 * MAP_FINE`, ... of
 //! the block, so that a map does not depend on the thread count.
 
-use crate::locator::{Block, ColumnStats, FineCheckpoints, Stats};
-use crate::text::infer::{ColumnInfer, Columns, max_f64, min_f64};
+use crate::locator::{Block, FineCheckpoints, Stats};
+pub(crate) use crate::text::bounds::BlockBounds;
+use crate::text::infer::{ColumnInfer, Columns};
 use std::ops::Range;
-
-use arrow_schema::DataType;
 
 /// Rows between two fine checkpoints kept in the map: a read skips at most this many records
 /// past its checkpoint. Each costs a few bytes of the map per 4,096 rows of the file (well
@@ -24,64 +23,6 @@ pub(crate) const MAP_FINE: u64 = 4096;
 pub(crate) fn map_fine(stride: u64) -> Option<u64> {
     (stride > MAP_FINE && stride.is_multiple_of(MAP_FINE)).then_some(MAP_FINE)
 }
-
-/// Integer and float bounds of some rows of one column, kept apart until the column's final
-/// type picks how they combine (see [`ColumnInfer::stats`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(crate) struct NumBounds {
-    pub(crate) int: Option<(i64, i64)>,
-    pub(crate) float: Option<(f64, f64)>,
-}
-
-impl NumBounds {
-    /// True when no number was seen.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.int.is_none() && self.float.is_none()
-    }
-
-    /// Joins `other` (bounds of other rows of the same column).
-    pub(crate) fn merge(&mut self, other: &NumBounds) {
-        if let Some((lo, hi)) = other.int {
-            self.int = Some(match self.int {
-                None => (lo, hi),
-                Some((a, b)) => (a.min(lo), b.max(hi)),
-            });
-        }
-        if let Some((lo, hi)) = other.float {
-            self.float = Some(match self.float {
-                None => (lo, hi),
-                Some((a, b)) => (min_f64(a, lo), max_f64(b, hi)),
-            });
-        }
-    }
-
-    /// The statistics of these bounds for a column of type `ty` (Int64 or Float64; `None`
-    /// for other types and when no value counts).
-    pub(crate) fn stats(&self, ty: &DataType) -> Option<ColumnStats> {
-        match ty {
-            DataType::Int64 => self.int.map(|(min, max)| ColumnStats::Int { min, max }),
-            DataType::Float64 => {
-                // Rounding an i64 to the nearest f64 keeps order, so the bounds of the
-                // converted integers are the converted integer bounds.
-                let ints = self.int.map(|(lo, hi)| (lo as f64, hi as f64));
-                let bounds = match (self.float, ints) {
-                    (Some((a, b)), Some((c, d))) => Some((min_f64(a, c), max_f64(b, d))),
-                    (f, i) => f.or(i),
-                };
-                // A zero is written unsigned: `-0` counts as an integer 0 on one path and as
-                // the float -0.0 on another, and readers order both alike.
-                bounds.map(|(min, max)| ColumnStats::Float {
-                    min: min + 0.0,
-                    max: max + 0.0,
-                })
-            }
-            _ => None,
-        }
-    }
-}
-
-/// The numeric bounds of one block: `(column index, bounds)` for the columns that had any.
-pub(crate) type BlockBounds = Vec<(usize, NumBounds)>;
 
 impl Columns {
     /// Ends a block: the numeric bounds of its rows for every tracked column that had any
@@ -310,6 +251,9 @@ impl SplitBounds {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::locator::ColumnStats;
+    use crate::text::bounds::NumBounds;
+    use arrow_schema::DataType;
 
     fn at(row: u64, byte: u64) -> Block {
         Block {

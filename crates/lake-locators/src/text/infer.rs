@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::locator::{ColumnStats, Stats, StatsColumns};
-use crate::text::blocks::NumBounds;
+pub(crate) use crate::text::bounds::{NumBounds, max_f64, min_f64};
 use crate::text::numbers::{
     KEY_FRAC, NumberKind, decimal_parts_at, dot_in, int_value_at, is_bool, is_i64_text, is_number,
     key_float, key_int, masked_number, number_key, number_kind, parse_i64, word_at,
@@ -208,27 +208,6 @@ fn key_bounds_plain(
         }
     }
     (lo, hi)
-}
-
-/// The smaller of two numbers (neither NaN), `-0.0` below `0.0`: unlike `f64::min`, the same
-/// whatever the order in which a column's values are folded.
-#[inline(always)]
-pub(crate) fn min_f64(a: f64, b: f64) -> f64 {
-    if b < a || (b == a && b.is_sign_negative()) {
-        b
-    } else {
-        a
-    }
-}
-
-/// The larger of two numbers (neither NaN), `0.0` above `-0.0` (see [`min_f64`]).
-#[inline(always)]
-pub(crate) fn max_f64(a: f64, b: f64) -> f64 {
-    if b > a || (b == a && b.is_sign_positive()) {
-        b
-    } else {
-        a
-    }
 }
 
 /// [`prefix_key`] of `data[start..end]`, from one word read when 8 bytes are there.
@@ -805,7 +784,7 @@ pub(crate) struct Columns {
     /// The accumulators, in column order.
     pub(crate) cols: Vec<ColumnInfer>,
     /// Numeric bounds per checkpoint block of the scan, when its blocks were flushed.
-    pub(crate) block_bounds: Vec<crate::text::blocks::BlockBounds>,
+    pub(crate) block_bounds: Vec<crate::text::bounds::BlockBounds>,
     by_name: HashMap<Vec<u8>, usize>,
     lazy: bool,
 }

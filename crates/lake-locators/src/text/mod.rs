@@ -5,6 +5,7 @@
 //! and knows no format beyond the text grammar it scans.
 
 pub(crate) mod blocks;
+pub(crate) mod bounds;
 pub(crate) mod encoding;
 pub(crate) mod infer;
 pub(crate) mod numbers;
