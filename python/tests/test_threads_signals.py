@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 import bazan.lake as bl
@@ -177,11 +178,24 @@ def test_ctrl_c_stops_a_long_slice(big_lake):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs POSIX signals")
-def test_keyboard_interrupt_in_this_process_cancels_the_build(big_lake):
+def test_keyboard_interrupt_in_this_process_cancels_the_build(tmp_path):
     """A KeyboardInterrupt raised in the calling thread (as Ctrl-C does) while create_map
-    runs: the build is cancelled and nothing is written."""
-    (big_lake / ".br_map.bazan").unlink(missing_ok=True)
-    before = files_in(big_lake)
+    runs: the build is cancelled and nothing is written. The lake ends with files of a
+    handler that takes its time (a third of a second each), so the build is still under way
+    when the first progress report sends the signal, however fast the machine."""
+    lake = generated_lake(tmp_path / "lake", files=4, rows=2_000)
+    for i in range(3):
+        (lake / f"slow{i}.slowrows").write_text("x")
+
+    def count_rows(path):
+        time.sleep(0.3)
+        return 1
+
+    def read(path, start, length, columns):
+        return pa.table({"x": [1]})
+
+    bl.register_handler("slowrows", count_rows=count_rows, read=read)
+    before = files_in(lake)
     sent: list = []
 
     def progress(files_done, files_total, bytes_done, bytes_total):
@@ -190,7 +204,10 @@ def test_keyboard_interrupt_in_this_process_cancels_the_build(big_lake):
             sent.append(1)
             signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
-    with pytest.raises(KeyboardInterrupt):
-        bl.create_map(big_lake, progress=progress, threads=1)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            bl.create_map(lake, progress=progress, threads=1)
+    finally:
+        bl.unregister_handler("slowrows")
     assert sent
-    assert files_in(big_lake) == before
+    assert files_in(lake) == before
