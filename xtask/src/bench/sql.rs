@@ -128,7 +128,7 @@ pub fn run() -> anyhow::Result<()> {
     println!("DuckDB ran each query as (best of 3, after one warm-up):");
     for sql in &duck {
         println!(
-            "  python3 -c \"import duckdb; c = duckdb.connect(); c.execute('set threads={threads}'); c.execute(\\\"{sql}\\\").fetchall()\""
+            "  python3 -c \"import duckdb; c = duckdb.connect(); c.execute('set threads={threads}'); c.execute('set enable_progress_bar=false'); c.execute(\\\"{sql}\\\").fetchall()\""
         );
     }
     Ok(())
@@ -192,7 +192,7 @@ fn cell_i64(results: &[Value], i: usize) -> anyhow::Result<i64> {
 /// DuckDB's best time of 3 runs of `sql` on `threads` threads, after one warm-up.
 fn duckdb_best(threads: usize, sql: &str) -> anyhow::Result<Duration> {
     let script = format!(
-        "import time, duckdb\ncon = duckdb.connect()\ncon.execute('set threads={threads}')\nq = {sql:?}\ncon.execute(q).fetchall()\nbest = 1e9\nfor _ in range(3):\n    t = time.perf_counter()\n    con.execute(q).fetchall()\n    best = min(best, time.perf_counter() - t)\nprint(best)\n"
+        "import time, duckdb\ncon = duckdb.connect()\ncon.execute('set threads={threads}')\ncon.execute('set enable_progress_bar=false')\nq = {sql:?}\ncon.execute(q).fetchall()\nbest = 1e9\nfor _ in range(3):\n    t = time.perf_counter()\n    con.execute(q).fetchall()\n    best = min(best, time.perf_counter() - t)\nprint(best)\n"
     );
     python_seconds(&script)
 }
