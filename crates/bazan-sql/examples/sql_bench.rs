@@ -7,11 +7,6 @@
 use std::path::Path;
 use std::time::Instant;
 
-/// The allocator of the `bazan` binary (see crates/bazan-cli/src/main.rs), so that the
-/// bench measures what `bazan sql` runs.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() {
     if let Err(e) = run() {
         eprintln!("sql_bench: {e}");
