@@ -1,6 +1,6 @@
 //! The bazan-sql side of `cargo xtask bench sql`: registers a lake, runs each query `RUNS`
-//! times and prints, per query, one JSON line with the best wall time, the rows returned and
-//! what the lake scan read.
+//! times (after one warm-up run when `RUNS` > 1) and prints, per query, one JSON line with
+//! the best wall time, the rows returned and what the lake scan read.
 //!
 //! Usage: `sql_bench LAKE THREADS RUNS QUERY…`
 
@@ -32,6 +32,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     for q in queries {
         let mut best = f64::MAX;
         let mut last = None;
+        if runs > 1 {
+            // One warm-up run, as the DuckDB side of the bench gets.
+            session.sql_counted(q)?;
+        }
         for _ in 0..runs.max(1) {
             let t = Instant::now();
             let out = session.sql_counted(q)?;
