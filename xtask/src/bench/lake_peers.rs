@@ -64,7 +64,8 @@ impl Peer {
     fn setup(self, threads: usize) -> String {
         match self {
             Peer::DuckDb => format!(
-                "import duckdb, pyarrow as pa\ncon = duckdb.connect()\ncon.execute('SET threads TO {threads}')\ncon.execute('SET enable_progress_bar = false')"
+                "import pyarrow as pa\n{}",
+                super::timing::duckdb_connect(threads)
             ),
             Peer::Polars => format!(
                 "import os\nos.environ['POLARS_MAX_THREADS'] = '{threads}'\nimport polars as pl"
@@ -183,7 +184,8 @@ pub fn duckdb_limit_offset(
         _ => format!("read_parquet('{f}')"),
     };
     let script = format!(
-        "import time, duckdb\ncon = duckdb.connect()\ncon.execute('SET threads TO {threads}')\ncon.execute('SET enable_progress_bar = false')\nbest = 1e9\nfor _ in range(3):\n    t = time.perf_counter()\n    con.execute(\"select * from {reader} limit 100 offset {offset}\").fetchall()\n    best = min(best, time.perf_counter() - t)\nprint(best)\n"
+        "import time\n{}best = 1e9\nfor _ in range(3):\n    t = time.perf_counter()\n    con.execute(\"select * from {reader} limit 100 offset {offset}\").fetchall()\n    best = min(best, time.perf_counter() - t)\nprint(best)\n",
+        super::timing::duckdb_connect(threads)
     );
     super::timing::python_seconds(&script)
 }

@@ -8,8 +8,9 @@
 //! DuckDB `LIMIT 100 OFFSET k`; a selective filter on the sorted `id` (blocks read / blocks of
 //! the lake, as the scan counts them); a full `group by` on the Parquet files and on the
 //! CSV+NDJSON files. The two sides alternate in rounds (`--rounds N`, default 3): each side's
-//! best over the rounds is reported with the spread of the rounds' ratios. Our side runs `crates/bazan-sql/examples/sql_bench.rs` in a release
-//! build, so xtask does not link DataFusion.
+//! best over the rounds is reported with the spread of the rounds' ratios. Our side runs
+//! `crates/bazan-sql/examples/sql_bench.rs` in a release build, so xtask does not link
+//! DataFusion.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,7 +19,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use super::timing::{python_imports, python_seconds};
+use super::timing::{duckdb_connect, python_imports, python_seconds};
 
 /// Runs the benchmark.
 pub fn run() -> anyhow::Result<()> {
@@ -227,7 +228,8 @@ fn cell_i64(results: &[Value], i: usize) -> anyhow::Result<i64> {
 /// DuckDB's best time of 3 runs of `sql` on `threads` threads, after one warm-up.
 fn duckdb_best(threads: usize, sql: &str) -> anyhow::Result<Duration> {
     let script = format!(
-        "import time, duckdb\ncon = duckdb.connect()\ncon.execute('set threads={threads}')\ncon.execute('set enable_progress_bar=false')\nq = {sql:?}\ncon.execute(q).fetchall()\nbest = 1e9\nfor _ in range(3):\n    t = time.perf_counter()\n    con.execute(q).fetchall()\n    best = min(best, time.perf_counter() - t)\nprint(best)\n"
+        "import time\n{}q = {sql:?}\ncon.execute(q).fetchall()\nbest = 1e9\nfor _ in range(3):\n    t = time.perf_counter()\n    con.execute(q).fetchall()\n    best = min(best, time.perf_counter() - t)\nprint(best)\n",
+        duckdb_connect(threads)
     );
     python_seconds(&script)
 }

@@ -44,6 +44,14 @@ pub fn python_seconds(script: &str) -> anyhow::Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// Python lines that connect DuckDB as `con` on `threads` threads, its progress bar off (it
+/// prints to stdout on queries over 2 s, where the bench scripts print their time).
+pub fn duckdb_connect(threads: usize) -> String {
+    format!(
+        "import duckdb\ncon = duckdb.connect()\ncon.execute('SET threads TO {threads}')\ncon.execute('SET enable_progress_bar = false')\n"
+    )
+}
+
 /// True when `python3 -c "import MODULES"` works (`modules` as in an import statement).
 pub fn python_imports(modules: &str) -> bool {
     Command::new("python3")
