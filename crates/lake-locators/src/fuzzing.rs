@@ -66,6 +66,14 @@ mod tests {
         // A repeated header name: the rows before the second `b` turned Utf8 were joined
         // by name, taking the first `b`'s text bounds (vector and portable scans differed).
         super::csv(b"\x01\x10a,b,b\n1,2,3\n1,2,pric3\n1,2,3,4,15\n2,,3");
+        // A header of many empty names: block statistics keyed by the name took one column's
+        // bounds in the sequential scan and another's in the split scan (libFuzzer, 2026-12-02).
+        // A repeated name now gets no statistics at all.
+        let repeated: &[u8] =
+            b"\x03\x10gid,na,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,480,\
+            -505.07\n2976,charlie zulu 70,,ra\xc3\x9fe 64,953068,646.18\ne\n3\xf0\x9f\x9a\
+            \x80rocket \xc3\xa9t\xc3\xa9 8793.84\n2978,989,47,-0c9";
+        super::csv(repeated);
     }
 
     /// The fuzz checks over seeded byte soup, so that they run in every test run too.

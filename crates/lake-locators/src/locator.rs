@@ -178,6 +178,23 @@ impl StatsColumns {
     }
 }
 
+/// The names that more than one of `names` bears. Statistics are keyed by column name, so a
+/// repeated name (a CSV header with two `x` or several empty cells, an Arrow schema with a
+/// repeated field) gets none, in the file's statistics and its blocks': its bounds could be
+/// either column's, and a filter pruning by them could drop rows of the other.
+pub(crate) fn repeated_names<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+) -> std::collections::HashSet<&'a str> {
+    let mut seen = std::collections::HashSet::new();
+    let mut repeated = std::collections::HashSet::new();
+    for name in names {
+        if !seen.insert(name) {
+            repeated.insert(name);
+        }
+    }
+    repeated
+}
+
 /// The default rows per checkpoint of the row formats: [`IndexOptions::default`]'s stride and
 /// the map's default `checkpoint_stride_rows` (lake-map re-exports it).
 pub const DEFAULT_STRIDE: u64 = 65_536;

@@ -6,7 +6,7 @@ use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
 
-use crate::locator::{ColumnStats, Stats, StatsColumns};
+use crate::locator::{ColumnStats, Stats, StatsColumns, repeated_names};
 use crate::text::infer::prefix_key;
 
 /// Accumulates statistics over the batches of one file.
@@ -24,13 +24,15 @@ enum Acc {
 }
 
 impl StatsBuilder {
-    /// A builder for the columns of `schema` that `wanted` selects.
+    /// A builder for the columns of `schema` that `wanted` selects (a name the schema repeats
+    /// gets none, see [`repeated_names`]).
     pub fn new(schema: &arrow_schema::Schema, wanted: &StatsColumns) -> Self {
+        let repeated = repeated_names(schema.fields().iter().map(|f| f.name().as_str()));
         let columns = schema
             .fields()
             .iter()
             .map(|f| {
-                let acc = if !wanted.wants(f.name()) {
+                let acc = if !wanted.wants(f.name()) || repeated.contains(f.name().as_str()) {
                     Acc::Skip
                 } else {
                     match f.data_type() {

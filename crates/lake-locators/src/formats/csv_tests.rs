@@ -302,3 +302,27 @@ fn other_paths(
         .map(|(_, index)| index)
         .collect()
 }
+
+/// A name the header repeats gets no statistics, in the file's or any block's: they are keyed
+/// by name, and either column's bounds would be wrong for the other. The other columns keep
+/// theirs.
+#[test]
+fn a_repeated_header_name_gets_no_statistics() {
+    let text = b"a,x,x,,\n1,2,300,4,5\n6,7,800,9,10\n";
+    let options = IndexOptions {
+        stride: 1,
+        stats: StatsColumns::All,
+    };
+    for index in [
+        index_bytes(Path::new("t.csv"), text, &options).map(|r| r.1),
+        portable_index(Path::new("t.csv"), text, &options).map(|r| r.1),
+    ] {
+        let index = index.expect("a valid file");
+        let stats = index.stats.expect("column a has statistics");
+        assert_eq!(stats.keys().collect::<Vec<_>>(), ["a"]);
+        for block in &index.blocks {
+            let keys: Vec<_> = block.stats.iter().flat_map(|s| s.keys()).collect();
+            assert_eq!(keys, ["a"], "block {}", block.ordinal);
+        }
+    }
+}

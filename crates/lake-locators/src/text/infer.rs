@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::locator::{ColumnStats, Stats, StatsColumns};
+use crate::locator::{ColumnStats, Stats, StatsColumns, repeated_names};
 pub(crate) use crate::text::bounds::{NumBounds, max_f64, min_f64};
 use crate::text::numbers::{
     KEY_FRAC, NumberKind, decimal_parts_at, dot_in, int_value_at, is_bool, is_i64_text, is_number,
@@ -790,11 +790,18 @@ pub(crate) struct Columns {
 }
 
 impl Columns {
-    /// Columns with fixed names (a delimited header), statistics per `wanted`.
+    /// Columns with fixed names (a delimited header), statistics per `wanted` except for a
+    /// name the header repeats ([`repeated_names`]).
     pub(crate) fn with_names(names: &[String], wanted: &StatsColumns) -> Self {
+        let repeated = repeated_names(names.iter().map(String::as_str));
         let mut c = Columns::default();
         for n in names {
-            c.push(n.clone(), wanted);
+            let i = c.push(n.clone(), wanted);
+            if repeated.contains(n.as_str())
+                && let Some(col) = c.cols.get_mut(i)
+            {
+                col.track = false;
+            }
         }
         c
     }

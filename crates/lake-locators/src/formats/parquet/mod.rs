@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::formats::parquet::trace::{ReadLog, TraceReader};
 use crate::locator::{
     BatchIter, Block, ColumnChunk, ColumnStats, FileIndex, IndexOptions, Locator, PageLocation,
-    ReadRequest, RowsRequest, Stats, StatsColumns,
+    ReadRequest, RowsRequest, Stats, StatsColumns, repeated_names,
 };
 use crate::stats::StatsBuilder;
 
@@ -406,8 +406,10 @@ fn stats<R: ChunkReader + 'static>(
     let descr = meta.parquet_schema();
     let mut stats = Stats::new();
     let mut from_data = Vec::new();
+    let repeated = repeated_names(schema.fields().iter().map(|f| f.name().as_str()));
     for (i, field) in schema.fields().iter().enumerate() {
         if !wanted.wants(field.name())
+            || repeated.contains(field.name().as_str())
             || !matches!(
                 field.data_type(),
                 DataType::Int64
