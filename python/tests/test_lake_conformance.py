@@ -10,7 +10,7 @@ import pytest
 
 import bazan
 import bazan.lake as bl
-from conftest import assert_rows, same_value
+from conftest import assert_rows, lake_with, same_value
 
 # expected.json names formats by extension; the map stores the handler's name.
 HANDLER = {
@@ -275,3 +275,22 @@ def test_row_files_equal_duckdb_and_polars(shared_lake, expected):
         _compare(_ours(shared_lake, f, ref.column_names), ref, f"{f['path']} (polars)")
         checked += 1
     assert checked >= 15
+
+
+def test_results_keep_their_own_schema_across_lakes(tmp_path):
+    # Results reach pyarrow against a pyarrow.Schema kept from earlier calls (compared by
+    # value): two lakes whose columns share names but not types, read in turn, must each get
+    # their own types and values, and so must projections and the virtual columns.
+    ints = bl.create_map(lake_with(tmp_path / "ints", {"a.csv": "x,y\n1,2\n3,4\n"}), progress=False)
+    texts = bl.create_map(lake_with(tmp_path / "texts", {"a.csv": "x,y\nu,v\nw,z\n"}), progress=False)
+    for _ in range(3):
+        i = ints.slice(0, 2)
+        t = texts.slice(0, 2)
+        assert i.schema.field("x").type == pa.int64() and i.to_pydict() == {"x": [1, 3], "y": [2, 4]}
+        assert t.schema.field("x").type != pa.int64() and t.to_pydict() == {"x": ["u", "w"], "y": ["v", "z"]}
+        g = ints.slice(1, 1, columns=["y"], with_gid=True, with_path=True)
+        assert g.column_names == ["y", "_gid", "_path"]
+        assert g.to_pylist() == [{"y": 4, "_gid": 1, "_path": "a.csv"}]
+        assert ints.take([1, 0], columns=["y", "x"]).to_pydict() == {"y": [4, 2], "x": [3, 1]}
+        batches = list(texts.iter_batches(batch_size=1))
+        assert [b.to_pydict() for b in batches] == [{"x": ["u"], "y": ["v"]}, {"x": ["w"], "y": ["z"]}]

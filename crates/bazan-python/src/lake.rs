@@ -5,52 +5,22 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use arrow_array::Array;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, SchemaRef};
 use bazan::{
     CancelToken, CreateOptions, DoctorOptions, Fingerprint, Lake, LakeReader, ScanOptions,
     StatsColumns,
 };
 use pyo3::exceptions::{PyStopIteration, PyTypeError};
-use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3_arrow::{PyArray, PySchema, PyTable};
+use pyo3_arrow::PyArray;
 
 use crate::blocking::{self, OnInterrupt, ProgressPump};
 use crate::errors::{self, IntoPy};
+use crate::export::{to_batch, to_schema, to_table};
 use crate::handler::PyHandler;
-
-/// A pyarrow.Table of `batches`.
-pub(crate) fn to_table<'py>(
-    py: Python<'py>,
-    schema: SchemaRef,
-    batches: Vec<RecordBatch>,
-) -> PyResult<Bound<'py, PyAny>> {
-    stream_reader(py, PyTable::try_new(batches, schema)?)?.call_method0(intern!(py, "read_all"))
-}
-
-/// A pyarrow.RecordBatch of `batch`.
-fn to_batch(py: Python<'_>, batch: RecordBatch) -> PyResult<Bound<'_, PyAny>> {
-    let schema = batch.schema();
-    let table = PyTable::try_new(vec![batch], schema)?;
-    stream_reader(py, table)?.call_method0(intern!(py, "read_next_batch"))
-}
-
-/// pyarrow's reader of `table`'s Arrow C stream. Not `pyarrow.table()` or
-/// `pyarrow.record_batch()`: those first ask whether their argument is a pandas DataFrame,
-/// which imports pandas (and numpy) on a process's first call, a third of a second.
-fn stream_reader<'py>(py: Python<'py>, table: PyTable) -> PyResult<Bound<'py, PyAny>> {
-    py.import(intern!(py, "pyarrow"))?
-        .getattr(intern!(py, "RecordBatchReader"))?
-        .call_method1(intern!(py, "from_stream"), (table.into_pyobject(py)?,))
-}
-
-/// A pyarrow.Schema.
-pub(crate) fn to_schema(py: Python<'_>, schema: SchemaRef) -> PyResult<Bound<'_, PyAny>> {
-    PySchema::new(schema).into_pyarrow(py)
-}
 
 fn parse_fingerprint(py: Python<'_>, text: &str) -> PyResult<Fingerprint> {
     text.parse().map_err(|_| {

@@ -1,13 +1,14 @@
 //! `bazan._bazan`: the Python extension module of Bazan. A thin binding over the facade crate
 //! `bazan` (no engine logic here): it converts arguments, runs the facade's calls on a worker
 //! thread with the GIL released and Ctrl-C polled ([`blocking`]), hands Arrow data to Python
-//! through the C data interface (pyo3-arrow), and maps the facade's errors to the exception
+//! through the C data interface ([`export`]), and maps the facade's errors to the exception
 //! classes of `bazan/_errors.py` ([`errors`]). The public Python API is the `bazan` package
 //! in `python/bazan`, which wraps this module.
 
 mod blocking;
 mod cli;
 mod errors;
+mod export;
 mod handler;
 mod lake;
 mod sql;
@@ -35,3 +36,10 @@ fn _bazan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sql::add(m)?;
     Ok(())
 }
+
+/// The extension's Rust allocations (decoded batches, their null columns, the C data interface
+/// structs of every column handed to pyarrow) come from mimalloc rather than glibc: a short
+/// read of a wide lake allocates and frees a few thousand small blocks per call, and glibc
+/// spent a quarter of such a call in `malloc`/`free` and in consolidating its fast bins.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

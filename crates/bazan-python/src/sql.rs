@@ -9,7 +9,8 @@ use pyo3::types::PyDict;
 use pyo3_arrow::input::AnyRecordBatch;
 
 use crate::blocking::{self, OnInterrupt};
-use crate::lake::{PyLake, to_table};
+use crate::export::to_table;
+use crate::lake::PyLake;
 
 /// One table of a query, as the caller gave it.
 enum Source {

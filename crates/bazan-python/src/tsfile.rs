@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::blocking::{self, OnInterrupt};
 use crate::errors;
-use crate::lake::to_table;
+use crate::export::to_table;
 
 /// A JSON value as Python objects (objects keep their key order; integers stay exact).
 pub(crate) fn json_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
