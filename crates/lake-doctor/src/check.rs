@@ -11,10 +11,9 @@ use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use lake_map::discovery::{WalkError, check_entry_path, discover_lenient, mtime_ms};
-use lake_map::{Entry, Fingerprint, HandlerRegistry, LakeMap, hash_file, load_map};
+use lake_map::{Entry, Fingerprint, HandlerRegistry, LakeMap, ProgressTally, hash_file, load_map};
 use rayon::prelude::*;
 
 use crate::error::Result;
@@ -119,19 +118,13 @@ pub fn diagnose(map: &LakeMap, options: &DoctorOptions) -> Result<DoctorReport> 
     }
 
     let total_bytes: u64 = to_hash.iter().map(|h| h.size).sum();
-    let done_files = AtomicU64::new(total_files - to_hash.len() as u64);
-    let done_bytes = AtomicU64::new(0);
-    let report_progress = |files: u64, bytes: u64| {
-        if let Some(cb) = &options.progress {
-            cb(Progress {
-                done_files: files,
-                total_files,
-                done_bytes: bytes,
-                total_bytes,
-            });
-        }
-    };
-    report_progress(done_files.load(Ordering::Relaxed), 0);
+    let tally = ProgressTally::new(
+        options.progress.as_ref(),
+        total_files - to_hash.len() as u64,
+        total_files,
+        total_bytes,
+    );
+    tally.report();
     let hashed: Vec<(usize, State, u64)> = to_hash
         .par_iter()
         .map(|h| {
@@ -160,9 +153,7 @@ pub fn diagnose(map: &LakeMap, options: &DoctorOptions) -> Result<DoctorReport> 
                     )
                 }
             };
-            let files = done_files.fetch_add(1, Ordering::Relaxed) + 1;
-            let bytes = done_bytes.fetch_add(h.size, Ordering::Relaxed) + h.size;
-            report_progress(files, bytes);
+            tally.add(1, h.size);
             (h.index, state, read)
         })
         .collect();

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use lake_locators::IndexOptions;
@@ -34,8 +34,62 @@ pub struct Progress {
     pub total_bytes: u64,
 }
 
-/// A progress callback (called from worker threads).
+/// A progress callback (called from worker threads, one call at a time, with counts that
+/// never go down from one call to the next).
 pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Counts of work done by several threads, reported to a [`ProgressFn`] in order.
+///
+/// Files and bytes are added together under one lock and the callback is called under it:
+/// with two separate atomic counters, a thread that finished first could report after one
+/// that finished later, so the last report would not be the final one (the files of one
+/// thread's count with the bytes of another's).
+pub struct ProgressTally<'a> {
+    callback: Option<&'a ProgressFn>,
+    done: std::sync::Mutex<(u64, u64)>,
+    total_files: u64,
+    total_bytes: u64,
+}
+
+impl<'a> ProgressTally<'a> {
+    /// A tally of `total_files` files and `total_bytes` bytes, starting from `done_files`
+    /// files and no bytes done.
+    pub fn new(
+        callback: Option<&'a ProgressFn>,
+        done_files: u64,
+        total_files: u64,
+        total_bytes: u64,
+    ) -> Self {
+        ProgressTally {
+            callback,
+            done: std::sync::Mutex::new((done_files, 0)),
+            total_files,
+            total_bytes,
+        }
+    }
+
+    /// Reports the counts as they stand, without adding to them.
+    pub fn report(&self) {
+        self.add(0, 0);
+    }
+
+    /// Adds `files` files and `bytes` bytes done and reports the new counts.
+    pub fn add(&self, files: u64, bytes: u64) {
+        let Some(cb) = self.callback else { return };
+        let mut done = self
+            .done
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        done.0 += files;
+        done.1 += bytes;
+        cb(Progress {
+            done_files: done.0,
+            total_files: self.total_files,
+            done_bytes: done.1,
+            total_bytes: self.total_bytes,
+        });
+    }
+}
 
 /// Everything `create_map_with` needs besides the root.
 #[derive(Clone, Default)]
@@ -142,8 +196,7 @@ pub(crate) fn index_files(
 ) -> Vec<(usize, Result<MapEntry>)> {
     let total_files = todo.len() as u64;
     let total_bytes: u64 = todo.iter().map(|&i| files[i].size_bytes).sum();
-    let done_files = AtomicU64::new(0);
-    let done_bytes = AtomicU64::new(0);
+    let tally = ProgressTally::new(progress, 0, total_files, total_bytes);
     // Largest files first, handed out one at a time as workers free up: the work of a lake
     // is dominated by its few large files, and a large file started last would leave the
     // other cores idle while it finishes (longest-processing-time-first scheduling).
@@ -157,16 +210,7 @@ pub(crate) fn index_files(
                 return (i, Err(Error::Interrupted));
             }
             let r = index_file(root, f, config);
-            let done = done_files.fetch_add(1, Ordering::Relaxed) + 1;
-            let bytes = done_bytes.fetch_add(f.size_bytes, Ordering::Relaxed) + f.size_bytes;
-            if let Some(cb) = progress {
-                cb(Progress {
-                    done_files: done,
-                    total_files,
-                    done_bytes: bytes,
-                    total_bytes,
-                });
-            }
+            tally.add(1, f.size_bytes);
             (i, r)
         })
         .collect();
@@ -351,5 +395,48 @@ mod hash_tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[test]
+    fn a_tally_fed_by_many_threads_reports_in_order_and_ends_at_the_totals() {
+        for _ in 0..50 {
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let sink = Arc::clone(&seen);
+            let cb: ProgressFn = Arc::new(move |p| sink.lock().unwrap().push(p));
+            let sizes: Vec<u64> = (1..=64).collect();
+            let total: u64 = sizes.iter().sum();
+            let tally = ProgressTally::new(Some(&cb), 3, 67, total);
+            tally.report();
+            sizes.par_iter().for_each(|&s| tally.add(1, s));
+            let seen = seen.lock().unwrap();
+            assert_eq!(seen.len(), 65);
+            assert_eq!((seen[0].done_files, seen[0].done_bytes), (3, 0));
+            for w in seen.windows(2) {
+                assert!(w[1].done_files > w[0].done_files && w[1].done_bytes > w[0].done_bytes);
+            }
+            let last = seen[seen.len() - 1];
+            assert_eq!(
+                last,
+                Progress {
+                    done_files: 67,
+                    total_files: 67,
+                    done_bytes: total,
+                    total_bytes: total,
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn a_tally_without_a_callback_does_nothing() {
+        let tally = ProgressTally::new(None, 0, 1, 1);
+        tally.add(1, 1);
+        tally.report();
     }
 }

@@ -23,8 +23,8 @@ pub mod update;
 
 pub use config::{DEFAULT_STRIDE, Fingerprint, MapConfig, TextEncoding};
 pub use create::{
-    CreateOptions, CreateReport, FileFailure, Progress, ProgressFn, create_map, create_map_with,
-    hash_file,
+    CreateOptions, CreateReport, FileFailure, Progress, ProgressFn, ProgressTally, create_map,
+    create_map_with, hash_file,
 };
 pub use discovery::{
     DiscoveredFile, Discovery, LEGACY_MAP_FILE_NAME, MAP_FILE_NAME, SkipReason, Skipped, discover,
