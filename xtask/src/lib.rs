@@ -3,15 +3,19 @@
 //!
 //! Tasks:
 //! - `ci`: exactly what CI runs (fmt check, clippy with `-D warnings`, the workspace tests, the
-//!   Python package's tests in their own virtual environment; `ci-python` runs that step alone);
+//!   Python package's tests in their own virtual environment, `ci-python` runs that step alone;
+//!   then the CSV and JSON scanner fuzz targets for a bounded time);
 //! - `tidy`: house rules on the source tree (also an ordinary `#[test]`);
 //! - `conformance [SUITE…]`: the registered suites against `../shared/conformance`;
 //! - `bench [NAME…]`: the registered benchmarks, in a release build, with peers where installed;
-//! - `fixtures`: regenerates `testdata/` deterministically.
+//! - `fixtures`: regenerates `testdata/` deterministically;
+//! - `fuzz [TARGET…] [--seconds N]`: libFuzzer targets of `fuzz/` for a bounded time (the row
+//!   scanners by default; `ci` runs them for a minute each).
 
 pub mod bench;
 pub mod conformance;
 pub mod fixtures;
+pub mod fuzz;
 pub mod python;
 pub mod rng;
 pub mod tidy;
@@ -63,8 +67,7 @@ pub fn conformance_dir() -> PathBuf {
     shared_dir().join("conformance")
 }
 
-const USAGE: &str =
-    "usage: cargo xtask <ci | ci-python | tidy | conformance [SUITE…] | bench [NAME…] | fixtures>";
+const USAGE: &str = "usage: cargo xtask <ci | ci-python | tidy | conformance [SUITE…] | bench [NAME…] | fixtures | fuzz [TARGET…] [--seconds N]>";
 
 /// Runs one task from its command-line arguments and returns the process exit code.
 pub fn run(args: &[String]) -> anyhow::Result<u8> {
@@ -92,6 +95,7 @@ pub fn run(args: &[String]) -> anyhow::Result<u8> {
         "bench" => bench::main(rest),
         "bench-inner" => bench::inner(rest),
         "fixtures" => fixtures::main(rest),
+        "fuzz" => fuzz::main(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(0)
@@ -136,5 +140,6 @@ fn ci() -> anyhow::Result<u8> {
     )?;
     cmd(&cargo, &["test", "--workspace", "--all-features"])?;
     python::ci()?;
+    fuzz::run(fuzz::SCANNER_TARGETS, fuzz::CI_SECONDS)?;
     Ok(0)
 }
