@@ -74,6 +74,11 @@ impl Window<CSV> for Avx2Window {
     }
 
     #[inline(always)]
+    fn inside(quotes: u64) -> u64 {
+        clmul_prefix_xor(quotes)
+    }
+
+    #[inline(always)]
     fn pdep(x: u64, mask: u64) -> u64 {
         // SAFETY: this impl is only used on CPUs with BMI2 (`avx2_available` checks it).
         unsafe { std::arch::x86_64::_pdep_u64(x, mask) }
@@ -92,6 +97,26 @@ impl Window<CSV> for Avx2LeanWindow {
     #[inline(always)]
     fn block(data: &[u8], pos: usize, delim: u8) -> [u64; CSV] {
         Avx2Window::csv_block::<false>(data, pos, delim)
+    }
+}
+
+/// AVX2 masks with the run classes, and `pdep` one set bit of the mask at a time
+/// ([`pdep_portable`](super::portable::pdep_portable)): for CPUs whose BMI2 `pdep` is microcoded
+/// (AMD before Zen 3), where a field end costs a few instructions but a `pdep` dozens of
+/// cycles or more.
+pub(crate) struct Avx2SoftWindow;
+
+impl Window<CSV> for Avx2SoftWindow {
+    const ENABLED: bool = true;
+
+    #[inline(always)]
+    fn block(data: &[u8], pos: usize, delim: u8) -> [u64; CSV] {
+        Avx2Window::csv_block::<true>(data, pos, delim)
+    }
+
+    #[inline(always)]
+    fn inside(quotes: u64) -> u64 {
+        clmul_prefix_xor(quotes)
     }
 }
 
@@ -174,6 +199,20 @@ impl Window<JSON> for Avx2LeanWindow {
     #[inline(always)]
     fn block(data: &[u8], pos: usize, _: u8) -> [u64; JSON] {
         Avx2Window::json_block::<false>(data, pos)
+    }
+}
+
+impl Window<JSON> for Avx2SoftWindow {
+    const ENABLED: bool = true;
+
+    #[inline(always)]
+    fn inside(quotes: u64) -> u64 {
+        clmul_prefix_xor(quotes)
+    }
+
+    #[inline(always)]
+    fn block(data: &[u8], pos: usize, _: u8) -> [u64; JSON] {
+        Avx2Window::json_block::<true>(data, pos)
     }
 }
 

@@ -23,7 +23,7 @@ pub(crate) mod avx512;
 pub(crate) mod portable;
 
 #[cfg(target_arch = "x86_64")]
-pub(crate) use avx2::{Avx2LeanWindow, Avx2Window};
+pub(crate) use avx2::{Avx2LeanWindow, Avx2SoftWindow, Avx2Window};
 #[cfg(target_arch = "x86_64")]
 pub(crate) use avx512::Avx512Window;
 pub(crate) use portable::NoWindow;
@@ -267,6 +267,9 @@ pub(crate) enum Loop {
     /// AVX2 masks with the run classes ([`Avx2Window`]).
     #[cfg(target_arch = "x86_64")]
     Avx2Runs,
+    /// AVX2 masks with the run classes and a `pdep` without BMI2 ([`Avx2SoftWindow`]).
+    #[cfg(target_arch = "x86_64")]
+    Avx2SoftRuns,
     /// AVX2 masks without them ([`Avx2LeanWindow`]).
     #[cfg(target_arch = "x86_64")]
     Avx2,
@@ -274,15 +277,85 @@ pub(crate) enum Loop {
     Portable,
 }
 
-/// The loop to index a file with: runs of records or lines (see [`crate::text::rowshape`]) when
-/// the CPU's `pdep` is fast; the AVX-512 masks where the CPU has them. A variant other than
+/// The loop to index a file with: runs of records or lines (see [`crate::text::rowshape`]),
+/// with BMI2's `pdep` where it is fast and one set bit at a time where it is microcoded (AMD
+/// before Zen 3: on a Zen 1 EPYC the quoted CSV of the lake bench took 0.29 s without runs,
+/// 0.22 s with the microcoded `pdep` and 0.19 s with the bit loop); the AVX-512 masks where the
+/// CPU has them. A variant other than
 /// [`Loop::Portable`] is only returned when the CPU has the features its loop is compiled
 /// with.
+///
+/// `BAZAN_SIMD=portable|avx2|avx2-runs|avx512` picks another loop among those this CPU has
+/// (for benchmarks and for checking one loop's maps against another's); a loop the CPU lacks,
+/// or any other value, leaves the default.
 pub(crate) fn pick_loop() -> Loop {
+    static PICKED: std::sync::OnceLock<Loop> = std::sync::OnceLock::new();
+    if let Some(forced) = FORCED.with(std::cell::Cell::get) {
+        return forced;
+    }
+    *PICKED.get_or_init(|| {
+        let asked = std::env::var("BAZAN_SIMD").ok();
+        asked
+            .as_deref()
+            .and_then(named_loop)
+            .unwrap_or_else(default_loop)
+    })
+}
+
+thread_local! {
+    /// The loop [`with_loop`] runs its closure with on this thread.
+    static FORCED: std::cell::Cell<Option<Loop>> = const { std::cell::Cell::new(None) };
+}
+
+/// Every loop this CPU can run, the one [`pick_loop`] would choose among them.
+pub(crate) fn available_loops() -> Vec<Loop> {
+    let mut loops = vec![Loop::Portable];
+    #[cfg(target_arch = "x86_64")]
+    if avx2_available() {
+        loops.extend([Loop::Avx2, Loop::Avx2Runs, Loop::Avx2SoftRuns]);
+        if avx512_available() {
+            loops.push(Loop::Avx512);
+        }
+    }
+    loops
+}
+
+/// `f()` with [`pick_loop`] returning `l` on this thread (the fuzz checks run each of
+/// [`available_loops`] so). `l` must be one of [`available_loops`]: the dispatch trusts it.
+pub(crate) fn with_loop<R>(l: Loop, f: impl FnOnce() -> R) -> R {
+    assert!(available_loops().contains(&l), "{l:?} is not available");
+    struct Restore(Option<Loop>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            FORCED.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(FORCED.with(|c| c.replace(Some(l))));
+    f()
+}
+
+/// The loop `name` ([`pick_loop`]'s `BAZAN_SIMD`) when this CPU has its features.
+fn named_loop(name: &str) -> Option<Loop> {
+    match name {
+        "portable" => Some(Loop::Portable),
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if avx2_available() => Some(Loop::Avx2),
+        #[cfg(target_arch = "x86_64")]
+        "avx2-runs" if avx2_available() => Some(Loop::Avx2Runs),
+        #[cfg(target_arch = "x86_64")]
+        "avx2-soft" if avx2_available() => Some(Loop::Avx2SoftRuns),
+        #[cfg(target_arch = "x86_64")]
+        "avx512" if avx512_available() => Some(Loop::Avx512),
+        _ => None,
+    }
+}
+
+/// The loop this CPU runs best (see [`pick_loop`]).
+fn default_loop() -> Loop {
     #[cfg(target_arch = "x86_64")]
     if avx2_available() {
         return if !pdep_is_fast() {
-            Loop::Avx2
+            Loop::Avx2SoftRuns
         } else if avx512_available() {
             Loop::Avx512
         } else {
@@ -333,6 +406,7 @@ pub(crate) fn dispatch<const K: usize, F: Kernel<K>>(kernel: F) -> F::Output
 where
     Avx2Window: Window<K>,
     Avx2LeanWindow: Window<K>,
+    Avx2SoftWindow: Window<K>,
     Avx512Window: Window<K>,
 {
     match pick_loop() {
@@ -344,6 +418,8 @@ where
         Loop::Avx2Runs => unsafe { run_avx2::<K, Avx2Window, F>(kernel) },
         // SAFETY: as for `Avx2Runs`: `Avx2` is only returned after `avx2_available`.
         Loop::Avx2 => unsafe { run_avx2::<K, Avx2LeanWindow, F>(kernel) },
+        // SAFETY: as for `Avx2Runs`: `Avx2SoftRuns` is only returned after `avx2_available`.
+        Loop::Avx2SoftRuns => unsafe { run_avx2::<K, Avx2SoftWindow, F>(kernel) },
         Loop::Portable => kernel.run::<NoWindow>(),
     }
 }
@@ -392,6 +468,7 @@ pub(crate) fn every_window<const K: usize, F: Kernel<K> + Copy>(
 where
     Avx2Window: Window<K>,
     Avx2LeanWindow: Window<K>,
+    Avx2SoftWindow: Window<K>,
     Avx512Window: Window<K>,
 {
     let mut out = vec![("bytewise", kernel.run::<BytewiseWindow>())];
@@ -403,6 +480,10 @@ where
         // masks use a subset of the same instructions).
         out.push(("avx2-lean", unsafe {
             run_avx2::<K, Avx2LeanWindow, F>(kernel)
+        }));
+        // SAFETY: as for `avx2-lean`.
+        out.push(("avx2-soft", unsafe {
+            run_avx2::<K, Avx2SoftWindow, F>(kernel)
         }));
     }
     if avx512_available() {

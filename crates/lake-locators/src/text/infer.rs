@@ -30,7 +30,10 @@ pub(crate) enum Shape {
     FloatInt,
     /// Numbers that are not integers: nulls and decimals.
     Float,
-    /// No value yet, or booleans: nulls only.
+    /// Booleans only so far: nulls and `true`/`false` in any case (see
+    /// [`crate::text::numbers::is_bool`]).
+    Bool,
+    /// No value yet: nulls only.
     Other,
 }
 
@@ -257,7 +260,9 @@ impl ColumnInfer {
     pub(crate) fn shape(&self) -> Shape {
         if self.is_text() {
             Shape::Text
-        } else if self.seen_bool || !(self.seen_int || self.seen_float) {
+        } else if self.seen_bool {
+            Shape::Bool
+        } else if !(self.seen_int || self.seen_float) {
             Shape::Other
         } else if !self.seen_float {
             Shape::Int
@@ -277,6 +282,7 @@ impl ColumnInfer {
             Shape::Int => c.seen_int = true,
             Shape::FloatInt => (c.seen_int, c.seen_float) = (true, true),
             Shape::Float => c.seen_float = true,
+            Shape::Bool => c.seen_bool = true,
             Shape::Other => {}
         }
         c
@@ -708,7 +714,16 @@ impl ColumnInfer {
                     }
                 }
             }
-            // Only empty fields fit a column without a value or of booleans.
+            // Unquoted booleans (the delimited runs read no quoted one; JSON runs none at all).
+            Shape::Bool => {
+                for r in 0..n {
+                    let (s, e) = field(r);
+                    if s < e {
+                        self.text_bounds(&data[s..e]);
+                    }
+                }
+            }
+            // Only empty fields fit a column without a value.
             Shape::Other => {}
         }
     }

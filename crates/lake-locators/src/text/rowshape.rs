@@ -34,8 +34,9 @@ pub(crate) const OTHER: usize = 0;
 pub(crate) const INT: usize = 1;
 pub(crate) const FLOAT_INT: usize = 2;
 pub(crate) const FLOAT: usize = 3;
-pub(crate) const LAST: usize = 4;
-pub(crate) const KINDS: usize = 5;
+pub(crate) const BOOL: usize = 4;
+pub(crate) const LAST: usize = 5;
+pub(crate) const KINDS: usize = 6;
 
 /// Start positions in a row at which no run fits before runs pause.
 const GATE_MISSES: u32 = 16;
@@ -115,6 +116,9 @@ pub(crate) struct ShapeMasks {
     phase: [[u64; KINDS]; 64],
     /// `(c + k) % ncols` at `c + k`, for the column after `k` field ends from column `c`.
     wrap: [u8; 128],
+    /// The column bits per kind that `phase` was last made from (while `enabled`): an update
+    /// to the same types leaves `phase` as it is.
+    base: [u128; KINDS],
 }
 
 impl ShapeMasks {
@@ -125,6 +129,7 @@ impl ShapeMasks {
             ncols: 0,
             phase: [[0; KINDS]; 64],
             wrap: [0; 128],
+            base: [0; KINDS],
         };
         masks.set_width(ncols);
         masks
@@ -153,7 +158,7 @@ impl ShapeMasks {
     /// disabled unless they are as many as the masks' width.
     pub(crate) fn update_from<'a>(&mut self, cols: impl Iterator<Item = &'a ColumnInfer>) {
         let n = self.ncols;
-        self.enabled = false;
+        let was = std::mem::replace(&mut self.enabled, false);
         if !(1..=64).contains(&n) {
             return;
         }
@@ -169,6 +174,7 @@ impl ShapeMasks {
                 Shape::Int => INT,
                 Shape::FloatInt => FLOAT_INT,
                 Shape::Float => FLOAT,
+                Shape::Bool => BOOL,
                 Shape::Other => OTHER,
             };
             base[kind] |= 1 << k;
@@ -178,6 +184,11 @@ impl ShapeMasks {
         }
         self.enabled = true;
         base[LAST] = 1 << (n - 1);
+        // Runs are tried after most records read otherwise, which seldom change a type.
+        if was && base == self.base {
+            return;
+        }
+        self.base = base;
         for x in &mut base {
             let mut shift = n;
             while shift < 128 {
@@ -535,10 +546,19 @@ fn flatten<const K: usize, W: Window<K>>(
 }
 
 /// The longest run of at most `budget` whole records from the record start `start` that
-/// changes no column of `masks`: records of one field per column, without quotes or empty
-/// lines, whose fields fit their columns' types. The run is read 64-byte block by block and
-/// ends at the last record end before the first block that does not fit (or before the last
-/// 64 bytes of `data`); it may hold no record.
+/// changes no column of `masks`: records of one field per column, without empty lines, whose
+/// fields fit their columns' types. The run is read 64-byte block by block and ends at the
+/// last record end before the first block that does not fit (or before the last 64 bytes of
+/// `data`); it may hold no record.
+///
+/// Quoted fields are read off the masks too, when no statistics are gathered (`values` is
+/// `None`): delimiters, line feeds and carriage returns inside quotes (a prefix XOR of the
+/// quote mask, carried across blocks) end nothing. A quote must be where the general path
+/// ([`crate::formats::csv`]'s `split_record`) would read it the same way: an opening quote
+/// at a field start or just after a closing quote (a doubled quote), a closing quote just
+/// before a delimiter, a record end or an opening quote. Any other quote (`ab"c`, `"ab"c`)
+/// ends the run there, and so does a quoted field in a numeric or boolean column (the quote
+/// is not a digit, and booleans are checked unquoted): the general path reads those.
 #[inline(always)]
 pub(crate) fn stream_records<W: Window<CSV>>(
     data: &[u8],
@@ -557,25 +577,48 @@ pub(crate) fn stream_records<W: Window<CSV>>(
     let mut numbers = NumberCarry::default();
     // The block before ended a field (or a record) at its last byte: starts at bit 0.
     let (mut p_end, mut p_lf, mut p_crlf) = (1u64 << 63, 1u64 << 63, 0u64);
+    // All ones when the block before ended inside quotes; bit 0 set when it ended with a
+    // closing quote.
+    let (mut p_inside, mut p_close) = (0u64, 0u64);
     let mut high = 0u64;
     let mut q = start;
-    while let Some(m) = cache.window::<W>(data, q, delim) {
+    'blocks: while let Some(m) = cache.window::<W>(data, q, delim) {
         let phase = &masks.phase[col];
-        let lf = m[NEWLINE];
+        let quotes = m[QUOTE];
+        // Quoted bytes: from an opening quote up to (not including) its closing quote.
+        let (inside, open, close) = if quotes == 0 {
+            (p_inside, 0, 0)
+        } else {
+            if values.is_some() {
+                // Statistics would gather quoted text with its quotes: the general path.
+                break;
+            }
+            let inside = W::inside(quotes) ^ p_inside;
+            (inside, quotes & inside, quotes & !inside)
+        };
+        let lf = m[NEWLINE] & !inside;
         let next_lf = u64::from(data.get(q + 64) == Some(&b'\n'));
-        // A carriage return before a line feed ends the field in its place.
-        let crlf = m[CR] & ((lf >> 1) | (next_lf << 63));
+        // A carriage return before a line feed ends the field in its place (one outside
+        // quotes is followed by a line feed outside quotes, in the next block too).
+        let crlf = m[CR] & !inside & ((lf >> 1) | (next_lf << 63));
         let row_ends = (lf & !((crlf << 1) | (p_crlf >> 63))) | crlf;
-        let d = m[DELIM];
+        let d = m[DELIM] & !inside;
         let t = d | row_ends;
         let row_starts = (lf << 1) | (p_lf >> 63);
         // One field per column in every record: the record ends are the ends of the fields
-        // of the last column. No quote, no empty line.
-        if W::pdep(phase[LAST], t) != row_ends || m[QUOTE] != 0 || row_starts & (lf | crlf) != 0 {
+        // of the last column. No empty line.
+        if W::pdep(phase[LAST], t) != row_ends || row_starts & (lf | crlf) != 0 {
             break;
         }
         // Field starts (a start equals its end when the field is empty).
         let starts = ((d | lf) << 1) | (p_end >> 63);
+        if quotes != 0 || p_close != 0 {
+            // Just past each closing quote: a field end or the second quote of a pair.
+            let after_close = (close << 1) | p_close;
+            if open & !(starts | after_close) != 0 || after_close & !(t | open) != 0 {
+                break;
+            }
+        }
         let body = !(d | lf | crlf);
         let n = number_ends(starts, body, t, m[MINUS], m[DOT], m[NON_DIGIT], &numbers);
         // The ends of the fields of each column type.
@@ -590,6 +633,16 @@ pub(crate) fn stream_records<W: Window<CSV>>(
         if misfits & !starts != 0 {
             break;
         }
+        // Booleans are read back from their ends, about one field per record of the
+        // columns that have them.
+        let mut bools = W::pdep(phase[BOOL], t) & !starts;
+        while bools != 0 {
+            let end = q + bools.trailing_zeros() as usize;
+            bools &= bools - 1;
+            if !bool_before(data, start, end, delim) {
+                break 'blocks;
+            }
+        }
         if let Some(v) = values.as_deref_mut() {
             v.push::<CSV, W>(q, t, crlf);
         }
@@ -603,6 +656,8 @@ pub(crate) fn stream_records<W: Window<CSV>>(
         col = masks.advance(col, t.count_ones());
         numbers = n.carry;
         (p_end, p_lf, p_crlf) = (d | lf, lf, crlf);
+        p_inside = 0u64.wrapping_sub(inside >> 63);
+        p_close = close >> 63;
         q += 64;
     }
     if let Some(v) = values {
@@ -610,6 +665,22 @@ pub(crate) fn stream_records<W: Window<CSV>>(
     }
     run.high = high != 0;
     run
+}
+
+/// True when the field that ends at `end` (a delimiter or record end outside quotes) is
+/// `true` or `false` in any case ([`crate::text::numbers::is_bool`]), unquoted, and starts at
+/// or after the record start `start`. The word's bytes are no quotes, so the byte before it
+/// is outside quotes too: a delimiter or line feed there starts the field.
+#[inline]
+fn bool_before(data: &[u8], start: usize, end: usize, delim: u8) -> bool {
+    let word = |w: &[u8]| {
+        let Some(at) = end.checked_sub(w.len()).filter(|&at| at >= start) else {
+            return false;
+        };
+        data.get(at..end).is_some_and(|f| f.eq_ignore_ascii_case(w))
+            && (at == start || matches!(data.get(at - 1), Some(&b) if b == delim || b == b'\n'))
+    };
+    word(b"true") || word(b"false")
 }
 
 #[cfg(test)]
@@ -734,6 +805,104 @@ mod tests {
         let long = format!("x,{}\n", "1".repeat(70));
         assert_eq!(run(&long.repeat(4), &cols, u64::MAX).rows, 0);
         assert_eq!(run(&long.repeat(4), &[Text, Text], u64::MAX).rows, 3);
+    }
+
+    #[test]
+    fn booleans_fit_their_columns_in_any_case() {
+        use Shape::{Bool, Int, Text};
+        let cols = [Int, Bool, Text];
+        // 10-byte records: 37 end inside the six whole blocks of 440 bytes.
+        assert!(rows("12,true,a\n", 44, 99, "", &cols) >= 37);
+        for fit in [
+            "1,FALSE,x\n",
+            "1,True,x\n",
+            "1,,x\n",
+            "1,false,\r\n",
+            "1,fAlSe,true\n",
+        ] {
+            assert!(rows("12,true,a\n", 44, 20, fit, &cols) >= 36, "{fit:?}");
+        }
+        // A misfit in record 20 (bytes 200..210, block 3): the run ends at record 19.
+        for misfit in [
+            "1,yes,x\n",
+            "1,tru,x\n",
+            "1,xtrue,x\n",
+            "1,truex,x\n",
+            "1,\"true\",x\n",
+            "1,1,x\n",
+            "1,t rue,x\n",
+            "1,falsefalse\n",
+        ] {
+            assert_eq!(rows("12,true,a\n", 44, 20, misfit, &cols), 19, "{misfit:?}");
+        }
+        // A boolean in the first column, after a line feed or a CRLF, and at the run start.
+        let cols = [Bool, Int];
+        assert!(rows("TRUE,1\r\n", 60, 99, "", &cols) >= 50);
+        // 8-byte records: record 20 is in block 2, which starts with record 16.
+        assert_eq!(rows("false,1\n", 60, 20, "fals,1\n", &cols), 16);
+    }
+
+    #[test]
+    fn quoted_fields_of_text_columns_stay_in_the_run() {
+        use Shape::{Int, Text};
+        let cols = [Int, Text, Int];
+        // Quoted text with delimiters, doubled quotes, line feeds and CRLF inside, and quotes
+        // at every offset of a block: every record of the run is taken.
+        let quoted = [
+            "\"a,b\"",
+            "\"say \"\"hi\"\", then go\"",
+            "\"two\nlines\"",
+            "\"crlf\r\ninside\"",
+            "\"\"",
+            "\"\"\"\"",
+            "plain",
+            "",
+        ];
+        for shift in 0..64 {
+            let mut text = format!("1,{},2\n", "x".repeat(shift));
+            let mut n = 1;
+            for k in 0..40 {
+                text.push_str(&format!("{k},{},-{k}\n", quoted[k % quoted.len()]));
+                n += 1;
+            }
+            text.push_str(&"9,z,9\n".repeat(30));
+            n += 30;
+            let r = run(&text, &cols, u64::MAX);
+            // The run stops before the last 64 bytes; every record before them is taken.
+            let before_tail = text[..text.len() - 64].matches("\n9,z,9").count();
+            assert!(
+                r.rows as usize >= n - 30 + before_tail - 1,
+                "shift {shift}: {}",
+                r.rows
+            );
+            assert_eq!(&text[r.end - 1..r.end], "\n");
+            // The run ends at a record end outside quotes.
+            assert_eq!(text[..r.end].matches('"').count() % 2, 0, "shift {shift}");
+        }
+    }
+
+    #[test]
+    fn quotes_the_general_path_reads_otherwise_end_the_run() {
+        use Shape::{Int, Text};
+        let cols = [Int, Text, Int];
+        for misfit in [
+            "1,ab\"c,2\n",
+            "1,\"ab\"c,2\n",
+            "1,\"ab\" ,2\n",
+            "1,\"ab\"\r,2\n",
+            "\"1\",ab,2\n",
+            "1,ab,\"2\"\n",
+            "1, \"ab\",2\n",
+        ] {
+            assert_eq!(rows("12,ab,34\n", 40, 20, misfit, &cols), 14, "{misfit:?}");
+        }
+        // An unterminated quote: no record after it ends, the run stops before it.
+        let text = format!(
+            "{}1,\"open,2\n{}",
+            "12,ab,34\n".repeat(20),
+            "12,ab,34\n".repeat(20)
+        );
+        assert_eq!(run(&text, &cols, u64::MAX).rows, 20);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use crate::simd::json_class::{
 };
 use crate::simd::{JSON, Window};
 use crate::text::rowshape::{
-    FLOAT, FLOAT_INT, INT, NumberCarry, OTHER, Run, RunValues, ShapeMasks, carry_to_ends,
+    BOOL, FLOAT, FLOAT_INT, INT, NumberCarry, OTHER, Run, RunValues, ShapeMasks, carry_to_ends,
     number_ends,
 };
 
@@ -191,7 +191,8 @@ pub(crate) fn run_lines<W: Window<JSON>>(
         let int = W::pdep(kinds[INT], t);
         let float_int = W::pdep(kinds[FLOAT_INT], t);
         let float = W::pdep(kinds[FLOAT], t);
-        let other = W::pdep(kinds[OTHER], t);
+        // JSON booleans end runs: a column of them takes nulls only, like one without values.
+        let other = W::pdep(kinds[OTHER] | kinds[BOOL], t);
         let text = t & !(int | float_int | float | other);
         let misfits = (t & !(is_str | is_num | is_null))
             | (is_str & (bad_str | !text))

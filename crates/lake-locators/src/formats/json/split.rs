@@ -458,13 +458,18 @@ pub(crate) fn fuzz_check(path: &Path, chunk: usize, options: &IndexOptions) {
         Ok(i) => format!("{i:?}"),
         Err(e) => format!("error: {e}"),
     };
-    let fast = super::index_bytes(path, data, options);
     let portable = super::index_lazy::<crate::simd::NoWindow>(path, data, options, false);
-    assert_eq!(
-        show(&fast),
-        show(&portable),
-        "vector and portable scans differ"
-    );
+    // Every loop this CPU has: the one it picks, and those it could (the runs with either
+    // `pdep`, the lean masks, AVX-512).
+    for l in crate::simd::available_loops() {
+        let other = crate::simd::with_loop(l, || super::index_bytes(path, data, options));
+        assert_eq!(
+            show(&other),
+            show(&portable),
+            "the {l:?} and portable scans differ"
+        );
+    }
+    let fast = super::index_bytes(path, data, options);
     if layout(path, data) != Layout::Lines {
         return;
     }
