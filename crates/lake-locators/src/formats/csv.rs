@@ -24,7 +24,7 @@ use crate::text::rowread::{check_stride, finish_blocks, projection_indices};
 use crate::text::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks, stream_records};
 use crate::text::scan::{
     FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, skip_records,
-    zero_bytes,
+    unescape_into, zero_bytes,
 };
 
 /// A file's bytes as the delimited scanners see them: the memory map itself, or, for a file
@@ -265,18 +265,6 @@ fn split_record<F: FnMut(usize, &[u8], bool)>(
             }
         }
     }
-}
-
-/// Replaces doubled quotes by single ones.
-fn unescape_into(text: &[u8], out: &mut Vec<u8>) {
-    out.clear();
-    let mut rest = text;
-    while let Some(i) = memchr(b'"', rest) {
-        out.extend_from_slice(&rest[..=i]);
-        // Skip the second quote of the pair.
-        rest = rest.get(i + 2..).unwrap_or(&[]);
-    }
-    out.extend_from_slice(rest);
 }
 
 /// Delimiter positions [`scan_plain_record`] buffers; wider records take the general path.

@@ -198,7 +198,23 @@ fn streamed_runs_equal_the_portable_path() {
     const INTS: &[&str] = &["0", "-7", "42", "123456789012345678", "-99", ""];
     const NUMBERS: &[&str] = &["12", "-8673.29", "1.", ".5", "-.5", "0.25", ""];
     const DECIMALS: &[&str] = &["-8673.29", "1.", ".5", "-0.125", "2909.6900000000005"];
-    const TEXT: &[&str] = &["abc", "c123-abcd", "1.2.3", "-", "", "x y", "\u{e9}t\u{e9}"];
+    const TEXT: &[&str] = &[
+        "abc",
+        "c123-abcd",
+        "1.2.3",
+        "-",
+        "",
+        "x y",
+        "\u{e9}t\u{e9}",
+        // Quoted: delimiters, doubled quotes, line ends inside; empty; a doubled quote alone.
+        "\"a,b\"",
+        "\"say \"\"hi\"\", then\"",
+        "\"two\nlines\"",
+        "\"cr\r\nlf\"",
+        "\"\"",
+        "\"\"\"\"",
+        "\"\u{e9},\"",
+    ];
     const BOOLS: &[&str] = &["true", "false", "TRUE", ""];
     const POISON: &[&str] = &[
         "x",
@@ -219,6 +235,9 @@ fn streamed_runs_equal_the_portable_path() {
         "true",
         "\"7\"",
         "\"a,b\"",
+        "ab\"c",
+        "\"ab\"c",
+        "\"open,",
         "\u{e9}",
         "",
         "7",

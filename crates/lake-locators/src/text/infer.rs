@@ -18,6 +18,7 @@ use crate::text::numbers::{
     KEY_FRAC, NumberKind, decimal_parts_at, dot_in, int_value_at, is_bool, is_i64_text, is_number,
     key_float, key_int, masked_number, number_key, number_kind, parse_i64, word_at,
 };
+use crate::text::scan::unescape_into;
 
 /// The values that fit a column without changing it (see [`ColumnInfer::shape`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -673,12 +674,23 @@ impl ColumnInfer {
         }
         match self.shape() {
             Shape::Text => {
+                let mut unescaped = Vec::new();
                 for r in 0..n {
                     let (mut s, mut e) = field(r);
                     if QUOTED && s < e && data[s] == b'"' {
                         (s, e) = (s + 1, e - 1);
                         if s == e {
                             self.text_bounds_keyed(b"", 0);
+                            continue;
+                        }
+                    } else if !QUOTED && e >= s + 2 && data[s] == b'"' && data[e - 1] == b'"' {
+                        // A quoted delimited field (the runs take one only where the per-field
+                        // path reads it as quoted): its inside, a doubled quote read as one, and
+                        // `""` a null, as `formats::csv` reads it.
+                        (s, e) = (s + 1, e - 1);
+                        if memchr::memchr(b'"', &data[s..e]).is_some() {
+                            unescape_into(&data[s..e], &mut unescaped);
+                            self.text_bounds(&unescaped);
                             continue;
                         }
                     }

@@ -551,9 +551,10 @@ fn flatten<const K: usize, W: Window<K>>(
 /// last record end before the first block that does not fit (or before the last 64 bytes of
 /// `data`); it may hold no record.
 ///
-/// Quoted fields are read off the masks too, when no statistics are gathered (`values` is
-/// `None`): delimiters, line feeds and carriage returns inside quotes (a prefix XOR of the
-/// quote mask, carried across blocks) end nothing. A quote must be where the general path
+/// Quoted fields are read off the masks too: delimiters, line feeds and carriage returns
+/// inside quotes (a prefix XOR of the quote mask, carried across blocks) end nothing, and
+/// statistics take a quoted field's inside with each doubled quote read as one
+/// ([`ColumnInfer::observe_fitting`]). A quote must be where the general path
 /// ([`crate::formats::csv`]'s `split_record`) would read it the same way: an opening quote
 /// at a field start or just after a closing quote (a doubled quote), a closing quote just
 /// before a delimiter, a record end or an opening quote. Any other quote (`ab"c`, `"ab"c`)
@@ -589,10 +590,6 @@ pub(crate) fn stream_records<W: Window<CSV>>(
         let (inside, open, close) = if quotes == 0 {
             (p_inside, 0, 0)
         } else {
-            if values.is_some() {
-                // Statistics would gather quoted text with its quotes: the general path.
-                break;
-            }
             let inside = W::inside(quotes) ^ p_inside;
             (inside, quotes & inside, quotes & !inside)
         };

@@ -430,3 +430,15 @@ mod tests {
         assert_eq!(json_value_end(b"{\"a\":[1,2}", 0), None);
     }
 }
+
+/// The text of a quoted delimited field's inside, `text`, with each doubled quote read as one.
+pub(crate) fn unescape_into(text: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let mut rest = text;
+    while let Some(i) = memchr(b'"', rest) {
+        out.extend_from_slice(&rest[..=i]);
+        // Skip the second quote of the pair.
+        rest = rest.get(i + 2..).unwrap_or(&[]);
+    }
+    out.extend_from_slice(rest);
+}
