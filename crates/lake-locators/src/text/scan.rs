@@ -356,6 +356,18 @@ pub(crate) fn array_next(data: &[u8], pos: usize) -> Result<Option<usize>, usize
     }
 }
 
+/// The text of a quoted delimited field's inside, `text`, with each doubled quote read as one.
+pub(crate) fn unescape_into(text: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let mut rest = text;
+    while let Some(i) = memchr(b'"', rest) {
+        out.extend_from_slice(&rest[..=i]);
+        // Skip the second quote of the pair.
+        rest = rest.get(i + 2..).unwrap_or(&[]);
+    }
+    out.extend_from_slice(rest);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -429,16 +441,4 @@ mod tests {
         assert_eq!(array_next(data, e3), Ok(None));
         assert_eq!(json_value_end(b"{\"a\":[1,2}", 0), None);
     }
-}
-
-/// The text of a quoted delimited field's inside, `text`, with each doubled quote read as one.
-pub(crate) fn unescape_into(text: &[u8], out: &mut Vec<u8>) {
-    out.clear();
-    let mut rest = text;
-    while let Some(i) = memchr(b'"', rest) {
-        out.extend_from_slice(&rest[..=i]);
-        // Skip the second quote of the pair.
-        rest = rest.get(i + 2..).unwrap_or(&[]);
-    }
-    out.extend_from_slice(rest);
 }
