@@ -21,9 +21,19 @@ pub(crate) fn clmul_prefix_xor(quotes: u64) -> u64 {
     }
 }
 
-/// AVX2 masks. Only used from functions compiled with `#[target_feature(enable = "avx2")]`
-/// after `is_x86_feature_detected!("avx2")`.
-pub(crate) struct Avx2Window;
+/// AVX2 masks with the classes runs of records read; `pdep` by BMI2 when `BMI2_PDEP`, else one
+/// set bit of the mask at a time ([`pdep_portable`](super::portable::pdep_portable)). Only
+/// used from functions compiled with `#[target_feature(enable = "avx2")]` after
+/// [`super::avx2_available`].
+pub(crate) struct Avx2RunWindow<const BMI2_PDEP: bool>;
+
+/// [`Avx2RunWindow`] with BMI2's `pdep`.
+pub(crate) type Avx2Window = Avx2RunWindow<true>;
+
+/// [`Avx2RunWindow`] with the bit-loop `pdep`: for CPUs whose BMI2 `pdep` is microcoded (AMD
+/// before Zen 3), where a field end costs a few instructions but a `pdep` dozens of cycles or
+/// more.
+pub(crate) type Avx2SoftWindow = Avx2RunWindow<false>;
 
 /// The 64 bits of one per-byte test over both 32-byte halves of a block.
 macro_rules! both {
@@ -65,12 +75,12 @@ impl Avx2Window {
     }
 }
 
-impl Window<CSV> for Avx2Window {
+impl<const BMI2_PDEP: bool> Window<CSV> for Avx2RunWindow<BMI2_PDEP> {
     const ENABLED: bool = true;
 
     #[inline(always)]
     fn block(data: &[u8], pos: usize, delim: u8) -> [u64; CSV] {
-        Self::csv_block::<true>(data, pos, delim)
+        Avx2Window::csv_block::<true>(data, pos, delim)
     }
 
     #[inline(always)]
@@ -80,8 +90,12 @@ impl Window<CSV> for Avx2Window {
 
     #[inline(always)]
     fn pdep(x: u64, mask: u64) -> u64 {
-        // SAFETY: this impl is only used on CPUs with BMI2 (`avx2_available` checks it).
-        unsafe { std::arch::x86_64::_pdep_u64(x, mask) }
+        if BMI2_PDEP {
+            // SAFETY: this impl is only used on CPUs with BMI2 (`avx2_available` checks it).
+            unsafe { std::arch::x86_64::_pdep_u64(x, mask) }
+        } else {
+            super::portable::pdep_portable(x, mask)
+        }
     }
 }
 
@@ -97,26 +111,6 @@ impl Window<CSV> for Avx2LeanWindow {
     #[inline(always)]
     fn block(data: &[u8], pos: usize, delim: u8) -> [u64; CSV] {
         Avx2Window::csv_block::<false>(data, pos, delim)
-    }
-}
-
-/// AVX2 masks with the run classes, and `pdep` one set bit of the mask at a time
-/// ([`pdep_portable`](super::portable::pdep_portable)): for CPUs whose BMI2 `pdep` is microcoded
-/// (AMD before Zen 3), where a field end costs a few instructions but a `pdep` dozens of
-/// cycles or more.
-pub(crate) struct Avx2SoftWindow;
-
-impl Window<CSV> for Avx2SoftWindow {
-    const ENABLED: bool = true;
-
-    #[inline(always)]
-    fn block(data: &[u8], pos: usize, delim: u8) -> [u64; CSV] {
-        Avx2Window::csv_block::<true>(data, pos, delim)
-    }
-
-    #[inline(always)]
-    fn inside(quotes: u64) -> u64 {
-        clmul_prefix_xor(quotes)
     }
 }
 
@@ -168,7 +162,7 @@ impl Avx2Window {
     }
 }
 
-impl Window<JSON> for Avx2Window {
+impl<const BMI2_PDEP: bool> Window<JSON> for Avx2RunWindow<BMI2_PDEP> {
     const ENABLED: bool = true;
 
     #[inline(always)]
@@ -178,7 +172,7 @@ impl Window<JSON> for Avx2Window {
 
     #[inline(always)]
     fn block(data: &[u8], pos: usize, _: u8) -> [u64; JSON] {
-        Self::json_block::<true>(data, pos)
+        Avx2Window::json_block::<true>(data, pos)
     }
 
     #[inline(always)]
@@ -199,20 +193,6 @@ impl Window<JSON> for Avx2LeanWindow {
     #[inline(always)]
     fn block(data: &[u8], pos: usize, _: u8) -> [u64; JSON] {
         Avx2Window::json_block::<false>(data, pos)
-    }
-}
-
-impl Window<JSON> for Avx2SoftWindow {
-    const ENABLED: bool = true;
-
-    #[inline(always)]
-    fn inside(quotes: u64) -> u64 {
-        clmul_prefix_xor(quotes)
-    }
-
-    #[inline(always)]
-    fn block(data: &[u8], pos: usize, _: u8) -> [u64; JSON] {
-        Avx2Window::json_block::<true>(data, pos)
     }
 }
 
