@@ -538,8 +538,10 @@ mod tests {
         assert_eq!(portable.len(), 37);
         let want = AllMasks(&data).run::<BytewiseWindow>();
         for (name, got) in every_window(AllMasks(&data)) {
-            // The lean AVX2 masks leave the run classes empty.
-            if name == "avx2-lean" {
+            // The lean AVX2 masks leave the run classes empty, and so do the bit-loop `pdep`
+            // ones for JSON (which take no runs there).
+            let json = got.first().is_some_and(|m| m.len() == JSON);
+            if name == "avx2-lean" || (name == "avx2-soft" && json) {
                 continue;
             }
             assert_eq!(got, want, "{name}");

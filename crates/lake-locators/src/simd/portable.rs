@@ -62,6 +62,10 @@ pub(crate) fn flatten_portable(out: &mut [usize; 64], q: usize, mut bits: u64) -
 /// `pdep` one bit at a time: the reference, and the version of CPUs without BMI2.
 #[inline]
 pub(crate) fn pdep_portable(x: u64, mut mask: u64) -> u64 {
+    // The runs deposit each column type's mask, often of no column at all.
+    if x == 0 {
+        return 0;
+    }
     let mut out = 0;
     let mut k = 0;
     while mask != 0 {
