@@ -31,8 +31,7 @@ pub(crate) enum Shape {
     FloatInt,
     /// Numbers that are not integers: nulls and decimals.
     Float,
-    /// Booleans only so far: nulls and `true`/`false` in any case (see
-    /// [`crate::text::numbers::is_bool`]).
+    /// Booleans only so far: nulls and `true`/`false` in any case ([`is_bool`]).
     Bool,
     /// No value yet: nulls only.
     Other,
@@ -684,8 +683,7 @@ impl ColumnInfer {
                             continue;
                         }
                     } else if !QUOTED && e >= s + 2 && data[s] == b'"' && data[e - 1] == b'"' {
-                        // A quoted delimited field (the runs take one only where the per-field
-                        // path reads it as quoted): its inside, a doubled quote read as one, and
+                        // A quoted delimited field: its inside, a doubled quote read as one,
                         // `""` a null, as `formats::csv` reads it.
                         (s, e) = (s + 1, e - 1);
                         if memchr::memchr(b'"', &data[s..e]).is_some() {
