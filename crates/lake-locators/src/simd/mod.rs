@@ -279,13 +279,11 @@ pub(crate) enum Loop {
 
 /// The loop to index a file with: runs of records or lines (see [`crate::text::rowshape`]),
 /// with BMI2's `pdep` where it is fast and one set bit at a time where it is microcoded (AMD
-/// before Zen 3: on a Zen 1 EPYC the quoted CSV of the lake bench took 0.29 s without runs,
-/// 0.22 s with the microcoded `pdep` and 0.19 s with the bit loop); the AVX-512 masks where the
-/// CPU has them. A variant other than
-/// [`Loop::Portable`] is only returned when the CPU has the features its loop is compiled
-/// with.
+/// before Zen 3; see `docs/ARCHITECTURE.md` for the figures); the AVX-512 masks where the CPU
+/// has them. A variant other than [`Loop::Portable`] is only returned when the CPU has the
+/// features its loop is compiled with.
 ///
-/// `BAZAN_SIMD=portable|avx2|avx2-runs|avx512` picks another loop among those this CPU has
+/// `BAZAN_SIMD=portable|avx2|avx2-runs|avx2-soft|avx512` picks another loop among those this CPU has
 /// (for benchmarks and for checking one loop's maps against another's); a loop the CPU lacks,
 /// or any other value, leaves the default.
 pub(crate) fn pick_loop() -> Loop {
