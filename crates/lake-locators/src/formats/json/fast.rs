@@ -307,14 +307,14 @@ impl Inferrer {
 }
 
 impl Inferrer {
-    /// Adds the row value `data[start..end]`; `None` when the reference path must run. A row
-    /// it takes is a UTF-8 JSON object with only blanks after it.
-    pub(crate) fn row(&mut self, data: &[u8], start: usize, end: usize) -> Option<()> {
+    /// Walks the object at `data[start]` into the inference; `None` when the reference path
+    /// must run. The walk ends past the object's `}`.
+    #[inline]
+    fn walk<'a>(&mut self, data: &'a [u8], start: usize) -> Option<Walker<'a>> {
         #[cfg(test)]
         if tests::REFERENCE_ONLY.with(std::cell::Cell::get) {
             return None;
         }
-        let data = data.get(..end)?;
         let mut w = Walker {
             d: data,
             pos: start,
@@ -325,6 +325,7 @@ impl Inferrer {
             stats: self.stats,
             coerced: false,
             high: false,
+            newline: false,
         };
         if data.get(start) != Some(&b'{') {
             return None;
@@ -334,16 +335,37 @@ impl Inferrer {
         self.null_array |= w.null_array;
         self.coerced |= w.coerced;
         r.ok()?;
+        Some(w)
+    }
+
+    /// Adds the row value `data[start..end]`; `None` when the reference path must run. A row
+    /// it takes is a UTF-8 JSON object with only blanks after it.
+    pub(crate) fn row(&mut self, data: &[u8], start: usize, end: usize) -> Option<()> {
+        let data = data.get(..end)?;
+        let mut w = self.walk(data, start)?;
         w.ws();
         if w.pos != end {
             return None;
         }
-        // Bytes above 0x7F of a row the walk takes are inside its strings: one check of the
-        // whole row instead of one per string (simdutf8 is fastest on longer runs).
-        if w.high && simdutf8::basic::from_utf8(&data[start..end]).is_err() {
+        w.utf8(start, end)
+    }
+
+    /// Adds the line whose value starts at `data[start]` (an object), with no search for
+    /// its end beforehand: the end of its line (the line feed's position, or the data's end)
+    /// when the walk takes it, as [`Inferrer::row`] of `start` to that end would, else
+    /// `None` (the inference is then spoilt: the caller gives up on it).
+    #[inline]
+    pub(crate) fn line(&mut self, data: &[u8], start: usize) -> Option<usize> {
+        let mut w = self.walk(data, start)?;
+        while let Some(b' ' | b'\t' | b'\r') = w.peek() {
+            w.pos += 1;
+        }
+        // A value that went on past a line feed is not one line's.
+        if w.newline || !matches!(w.peek(), Some(b'\n') | None) {
             return None;
         }
-        Some(())
+        let end = w.pos;
+        w.utf8(start, end).map(|()| end)
     }
 
     /// The inferred schema.
@@ -403,6 +425,8 @@ struct Walker<'a> {
     coerced: bool,
     /// A string held a byte above 0x7F: [`Inferrer::row`] checks the row is UTF-8.
     high: bool,
+    /// Blanks between tokens held a line feed.
+    newline: bool,
 }
 
 impl Walker<'_> {
@@ -413,9 +437,21 @@ impl Walker<'_> {
 
     #[inline]
     fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+        while let Some(c @ (b' ' | b'\t' | b'\n' | b'\r')) = self.peek() {
+            self.newline |= c == b'\n';
             self.pos += 1;
         }
+    }
+
+    /// `Some` when the walked row `d[start..end]` is UTF-8. Bytes above 0x7F of a row the
+    /// walk takes are inside its strings: one check of the whole row instead of one per
+    /// string (simdutf8 is fastest on longer runs).
+    #[inline]
+    fn utf8(&self, start: usize, end: usize) -> Option<()> {
+        if self.high && simdutf8::basic::from_utf8(&self.d[start..end]).is_err() {
+            return None;
+        }
+        Some(())
     }
 
     #[inline]
@@ -479,11 +515,7 @@ impl Walker<'_> {
                     return Err(Stop::Bail);
                 }
             }
-            Some(b'1'..=b'9') => {
-                while let Some(b'0'..=b'9') = d.get(p) {
-                    p += 1;
-                }
-            }
+            Some(b'1'..=b'9') => p = digit_run(d, p + 1),
             _ => return Err(Stop::Bail),
         }
         let int_digits = p - digits_at;
@@ -491,9 +523,7 @@ impl Walker<'_> {
         if d.get(p) == Some(&b'.') {
             p += 1;
             let f = p;
-            while let Some(b'0'..=b'9') = d.get(p) {
-                p += 1;
-            }
+            p = digit_run(d, p);
             if p == f {
                 return Err(Stop::Bail);
             }
@@ -506,9 +536,7 @@ impl Walker<'_> {
                 p += 1;
             }
             let f = p;
-            while let Some(b'0'..=b'9') = d.get(p) {
-                p += 1;
-            }
+            p = digit_run(d, p);
             if p == f {
                 return Err(Stop::Bail);
             }
@@ -876,7 +904,7 @@ mod text;
 use stats::{Bounds, Number};
 #[cfg(test)]
 use text::control_bytes;
-use text::{string_end, valid_escaped};
+use text::{digit_run, string_end, valid_escaped};
 
 #[cfg(test)]
 #[path = "fast_tests.rs"]

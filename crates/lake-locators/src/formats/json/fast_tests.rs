@@ -245,7 +245,8 @@ pub(crate) fn random_file(rng: &mut XorShift) -> String {
         let escaped_a = rng.below(25) == 0;
         for (i, &k) in order.iter().enumerate() {
             if i > 0 {
-                out.push(',');
+                // Now and then a row goes on past a line feed (each line is then malformed).
+                out.push_str(if rng.below(60) == 0 { ",\n" } else { "," });
             }
             out.push('"');
             out.push_str(if escaped_a && k == 0 {
@@ -266,12 +267,16 @@ pub(crate) fn random_file(rng: &mut XorShift) -> String {
             out.push_str(" \r");
         }
         out.push('\n');
+        if rng.below(30) == 0 {
+            // A blank line, or the next line starts with blanks.
+            out.push_str(if rng.below(2) == 0 { " \n" } else { "  " });
+        }
     }
     if rng.below(20) == 0 {
         // A broken byte somewhere.
         let mut bytes = out.into_bytes();
         let at = rng.below(bytes.len());
-        bytes[at] = b"{}[],:\"\\ x1"[rng.below(11)];
+        bytes[at] = b"{}[],:\"\\ x1\n"[rng.below(12)];
         return String::from_utf8_lossy(&bytes).into_owned();
     }
     out
@@ -456,6 +461,26 @@ fn conformance_files_infer_as_the_reference() {
 /// The word-at-a-time string scan against a byte loop, on byte soup with quotes,
 /// backslashes, control bytes and non-ASCII bytes at every offset.
 #[test]
+fn digit_runs_match_a_byte_loop() {
+    // The second alphabet makes runs longer than one 16-byte window.
+    let mixed: &[u8] = b"0123456789/:a\x80\xff ";
+    let long: &[u8] = b"01234567890123456789012345678901234567890123456789x";
+    for seed in 0..stress_cases(3000) as u64 {
+        let alphabet = if seed % 2 == 0 { mixed } else { long };
+        let d = crate::testutil::byte_soup(seed + 1, seed as usize % 45, alphabet);
+        for p in 0..=d.len() {
+            assert_eq!(
+                text::digit_run(&d, p),
+                text::digit_run_bytes(&d, p),
+                "at {p} of {d:?}"
+            );
+        }
+    }
+    let d = [b'7'; 40];
+    assert_eq!(text::digit_run(&d, 3), 40);
+}
+
+#[test]
 fn string_end_matches_a_byte_loop() {
     let naive = |d: &[u8], open: usize| -> Option<(usize, bool, bool)> {
         let mut pos = open + 1;
@@ -483,6 +508,9 @@ fn string_end_matches_a_byte_loop() {
         let mut d = vec![b'"'];
         d.extend_from_slice(&soup);
         assert_eq!(string_end(&d, 0), naive(&d, 0), "on {d:?}");
+        assert_eq!(text::string_end_swar(&d, 0), naive(&d, 0), "on {d:?}");
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(text::string_end_sse2(&d, 0), naive(&d, 0), "on {d:?}");
     }
     for c in 0..=255u8 {
         let w = u64::from_le_bytes([c, b'a', c, 0x20, 0x1f, c, 0xff, c]);

@@ -55,6 +55,7 @@ pub(super) fn valid_escaped(b: &[u8]) -> bool {
 
 /// Marks with its high bit every byte of `x` below 0x20 (exactly).
 #[inline(always)]
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 pub(super) fn control_bytes(x: u64) -> u64 {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     const UP: u64 = 0x6060_6060_6060_6060;
@@ -66,6 +67,77 @@ pub(super) fn control_bytes(x: u64) -> u64 {
 /// control character outside an escape (which `serde_json` refuses). Eight bytes at a time.
 #[inline]
 pub(super) fn string_end(d: &[u8], open: usize) -> Option<(usize, bool, bool)> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        string_end_sse2(d, open)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        string_end_swar(d, open)
+    }
+}
+
+/// [`string_end`] sixteen bytes at a time with SSE2 (part of every x86-64 CPU): one signed
+/// compare finds control and non-ASCII bytes together. Tested against [`string_end_swar`].
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(super) fn string_end_sse2(d: &[u8], open: usize) -> Option<(usize, bool, bool)> {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    let mut pos = open + 1;
+    let mut escaped = false;
+    // Non-ASCII bytes stop the scan until the first one.
+    let mut high = false;
+    loop {
+        if let Some(bytes) = d.get(pos..pos + 16) {
+            // SAFETY: `bytes` is 16 bytes long and the load is unaligned; SSE2 is part of
+            // every x86-64 CPU.
+            let hits = unsafe {
+                let v = _mm_loadu_si128(bytes.as_ptr().cast());
+                let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+                let slash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+                // Signed: bytes below 0x20 and bytes above 0x7F.
+                let low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+                let hits = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, slash), low)) as u32;
+                if high {
+                    hits & !(_mm_movemask_epi8(v) as u32)
+                } else {
+                    hits
+                }
+            };
+            if hits == 0 {
+                pos += 16;
+                continue;
+            }
+            pos += hits.trailing_zeros() as usize;
+        } else {
+            while let Some(&c) = d.get(pos) {
+                if c == b'"' || c == b'\\' || c < 0x20 || (c >= 0x80 && !high) {
+                    break;
+                }
+                pos += 1;
+            }
+        }
+        match d.get(pos)? {
+            b'"' => return Some((pos + 1, escaped, high)),
+            b'\\' => {
+                escaped = true;
+                pos += 2;
+            }
+            0x80.. => {
+                high = true;
+                pos += 1;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// [`string_end`] eight bytes at a time in plain integer words: the portable scan.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+pub(super) fn string_end_swar(d: &[u8], open: usize) -> Option<(usize, bool, bool)> {
     const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
     const SLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -109,4 +181,40 @@ pub(super) fn string_end(d: &[u8], open: usize) -> Option<(usize, bool, bool)> {
             _ => return None,
         }
     }
+}
+
+/// The position of the first byte at or after `p` that is not an ASCII digit (`d.len()` at
+/// the end).
+#[inline]
+pub(super) fn digit_run(d: &[u8], p: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(bytes) = d.get(p..p + 16) {
+        use std::arch::x86_64::{
+            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_set1_epi8,
+            _mm_sub_epi8,
+        };
+        // SAFETY: `bytes` is 16 bytes long and the load is unaligned; SSE2 is part of
+        // every x86-64 CPU.
+        let digits = unsafe {
+            let v = _mm_loadu_si128(bytes.as_ptr().cast());
+            let t = _mm_sub_epi8(v, _mm_set1_epi8(b'0' as i8));
+            // A digit is a byte whose distance from '0' is at most 9 (unsigned).
+            _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t)) as u32
+        };
+        let n = (!digits).trailing_zeros() as usize;
+        if n < 16 {
+            return p + n;
+        }
+        return digit_run_bytes(d, p + 16);
+    }
+    digit_run_bytes(d, p)
+}
+
+/// [`digit_run`] byte by byte: the portable scan.
+#[inline]
+pub(super) fn digit_run_bytes(d: &[u8], mut p: usize) -> usize {
+    while let Some(b'0'..=b'9') = d.get(p) {
+        p += 1;
+    }
+    p
 }

@@ -473,6 +473,22 @@ fn scan_values_walk<W: Window<JSON>>(
                     pos = nl + 1;
                     continue;
                 }
+                // A nested line that starts at once is walked with no search for its end.
+                if nested
+                    && data.get(pos) == Some(&b'{')
+                    && let WalkState::On(w) = &mut walker
+                {
+                    if let Some(end) = w.line(data, pos) {
+                        if checkpoint(&mut blocks, rows, pos) {
+                            cols.mark_pending(pos);
+                        }
+                        rows += 1;
+                        pos = end + 1;
+                        continue;
+                    }
+                    // Read again below, by the reference path.
+                    walker = WalkState::Dead;
+                }
                 let Some((s, end)) = next_line(data, pos) else {
                     break;
                 };
