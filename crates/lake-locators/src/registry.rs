@@ -32,3 +32,38 @@ pub fn for_format(format: &str) -> Option<Arc<dyn Locator>> {
         .into_iter()
         .find(|l| l.formats().contains(&format))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_formats_read_whole_are_the_text_and_row_formats() {
+        for (ext, whole) in [
+            ("csv", true),
+            ("tsv", true),
+            ("ndjson", true),
+            ("json", true),
+            ("msgpack", true),
+            ("parquet", false),
+            ("arrow", false),
+            ("orc", false),
+        ] {
+            let locator = for_extension(ext).expect(ext);
+            assert_eq!(locator.reads_whole_file(), whole, "{ext}");
+        }
+    }
+
+    #[test]
+    fn prefetch_is_a_hint_that_never_fails() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("a.csv");
+        std::fs::write(&path, b"a\n1\n").expect("write");
+        crate::prefetch_file(&path, 4);
+        crate::prefetch_file(&path, u64::MAX);
+        crate::prefetch_file(&dir.path().join("absent.csv"), 10);
+        let empty = dir.path().join("empty.csv");
+        std::fs::write(&empty, b"").expect("write");
+        crate::prefetch_file(&empty, 10);
+    }
+}

@@ -182,6 +182,12 @@ pub fn create_map_with(root: &Path, options: &CreateOptions) -> Result<CreateRep
     })
 }
 
+/// Bytes of the files read whole that [`index_files`] asks the OS to read ahead, at most.
+const PREFETCH_BUDGET: u64 = 256 << 20;
+
+/// A lake of one file read whole smaller than this is not read ahead (its own scan asks).
+const PREFETCH_MIN: u64 = 16 << 20;
+
 /// Indexes the discovered files `todo` (indices into `files`) in parallel with
 /// [`index_file`] and returns each one's result with its index, in index order. `progress`
 /// counts only these files. Map creation indexes every file; an update only the new and
@@ -201,19 +207,43 @@ pub(crate) fn index_files(
     // is dominated by its few large files, and a large file started last would leave the
     // other cores idle while it finishes (longest-processing-time-first scheduling).
     todo.sort_by_key(|&i| std::cmp::Reverse(files[i].size_bytes));
-    let mut indexed: Vec<(usize, Result<MapEntry>)> = todo
-        .into_iter()
-        .par_bridge()
-        .map(|i| {
-            let f = &files[i];
-            if is_cancelled(cancel) {
-                return (i, Err(Error::Interrupted));
-            }
-            let r = index_file(root, f, config);
-            tally.add(1, f.size_bytes);
-            (i, r)
+    // Files read whole are asked of the OS in that order up to a budget, from a thread of
+    // its own (the requests may wait for the disk's queue): the disk reads the next files
+    // while the cores scan the first ones, instead of each scan waiting for its pages.
+    let mut budget = PREFETCH_BUDGET;
+    let ahead: Vec<(std::path::PathBuf, u64)> = todo
+        .iter()
+        .map(|&i| &files[i])
+        .filter(|f| f.handler.locator.reads_whole_file())
+        .map_while(|f| {
+            budget = budget.checked_sub(f.size_bytes)?;
+            Some((root.join(&f.path), f.size_bytes))
         })
         .collect();
+    let mut indexed: Vec<(usize, Result<MapEntry>)> = std::thread::scope(|scope| {
+        if ahead.len() > 1 || ahead.first().is_some_and(|(_, n)| *n > PREFETCH_MIN) {
+            scope.spawn(|| {
+                for (path, len) in &ahead {
+                    if is_cancelled(cancel) {
+                        break;
+                    }
+                    lake_locators::prefetch_file(path, *len);
+                }
+            });
+        }
+        todo.into_iter()
+            .par_bridge()
+            .map(|i| {
+                let f = &files[i];
+                if is_cancelled(cancel) {
+                    return (i, Err(Error::Interrupted));
+                }
+                let r = index_file(root, f, config);
+                tally.add(1, f.size_bytes);
+                (i, r)
+            })
+            .collect()
+    });
     indexed.sort_unstable_by_key(|(i, _)| *i);
     indexed
 }

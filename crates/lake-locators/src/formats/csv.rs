@@ -890,6 +890,10 @@ impl Locator for DelimitedLocator {
         EXTENSIONS
     }
 
+    fn reads_whole_file(&self) -> bool {
+        true
+    }
+
     fn formats(&self) -> &[&str] {
         EXTENSIONS
     }

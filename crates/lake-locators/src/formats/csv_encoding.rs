@@ -98,6 +98,10 @@ impl Locator for DelimitedTextLocator {
         EXTENSIONS
     }
 
+    fn reads_whole_file(&self) -> bool {
+        true
+    }
+
     fn formats(&self) -> &[&str] {
         EXTENSIONS
     }

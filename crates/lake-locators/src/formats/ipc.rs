@@ -267,6 +267,16 @@ fn batch_rows(
     schema: &Schema,
     blocks: &[FooterBlock],
 ) -> Result<Vec<Block>> {
+    // From a cold cache each header read below would wait for the disk in turn: all of them
+    // are asked for at once first (the headers are small and spread over the file).
+    if blocks.len() > 1
+        && let Ok(map) = FileBytes::open(path)
+    {
+        for b in blocks {
+            let at = usize::try_from(b.offset).unwrap_or(usize::MAX);
+            map.prefetch(at..at.saturating_add(b.meta_len as usize));
+        }
+    }
     let mut out = Vec::with_capacity(blocks.len());
     let mut first_row = 0u64;
     for (i, b) in blocks.iter().enumerate() {

@@ -480,6 +480,10 @@ impl Locator for MsgPackLocator {
         &["msgpack", "mpk"]
     }
 
+    fn reads_whole_file(&self) -> bool {
+        true
+    }
+
     fn formats(&self) -> &[&str] {
         &[FORMAT]
     }

@@ -68,6 +68,21 @@ impl FileBytes {
         let _ = range;
     }
 
+    /// Asks the kernel to start reading the pages of `range` into the page cache in the
+    /// background (`MADV_WILLNEED`), so that a later [`FileBytes::populate`] of it finds
+    /// them there: the disk works on the next ranges while the threads scan these.
+    pub(crate) fn prefetch(&self, range: std::ops::Range<usize>) {
+        #[cfg(unix)]
+        if let Some(map) = &self.map
+            && range.start < range.end
+            && range.end <= map.len()
+        {
+            let _ = map.advise_range(memmap2::Advice::WillNeed, range.start, range.len());
+        }
+        #[cfg(not(unix))]
+        let _ = range;
+    }
+
     /// Drops this process's mapping of the pages of `range` (`MADV_DONTNEED`), which it has
     /// read: the page cache keeps them, a later read maps them again, and the resident set
     /// of an indexing pass stays within the ranges being read, whatever the file's size.

@@ -98,12 +98,25 @@ pub(crate) fn count_byte(data: &[u8], byte: u8) -> usize {
         .sum()
 }
 
+/// Asks for the pages around every nominal boundary of `bounds` at once (see
+/// [`FileBytes::prefetch`]), before the first record start after each is looked for: from a
+/// cold cache, those lookups otherwise wait for the disk one page fault after another.
+pub(crate) fn prefetch_bounds(file: &FileBytes, bounds: &[usize]) {
+    const AHEAD: usize = 64 << 10;
+    for &b in bounds {
+        let from = b.saturating_sub(1);
+        file.prefetch(from..(from + AHEAD).min(file.len()));
+    }
+}
+
 /// For each nominal boundary `b` of `bounds` (the first is 0): true when an odd number of
 /// quotes precede `b - 1` in the file (the quote state of a well-formed CSV there), counted
 /// on every thread.
 pub(crate) fn quote_parities(file: &FileBytes, bounds: &[usize]) -> Vec<bool> {
     let data: &[u8] = file;
     let cuts: Vec<usize> = bounds.iter().map(|&b| b.saturating_sub(1)).collect();
+    // Every byte is read here: the disk reads ahead of the threads (cold cache).
+    file.prefetch(0..data.len());
     let counts: Vec<usize> = (1..cuts.len())
         .into_par_iter()
         .map(|k| {
@@ -180,6 +193,15 @@ pub(crate) fn scan_waves<T: Send>(
 ) -> bool {
     let wave = (threads * WAVE_PER_THREAD).max(1);
     for (w, group) in ranges.chunks(wave).enumerate() {
+        // The next wave is read from disk while this one is scanned (a cold file otherwise
+        // keeps each thread waiting for its range's pages before every scan).
+        // Also this wave at the start, so that every thread's first range is queued at once.
+        let waves = if w == 0 { w..w + 2 } else { w + 1..w + 2 };
+        for next in ranges.chunks(wave).skip(waves.start).take(waves.len()) {
+            if let (Some(first), Some(last)) = (next.first(), next.last()) {
+                file.prefetch(first.start..last.end);
+            }
+        }
         let results: Vec<Option<T>> = group
             .par_iter()
             .enumerate()

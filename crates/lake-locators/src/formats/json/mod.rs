@@ -754,6 +754,10 @@ impl Locator for JsonLocator {
         &["ndjson", "jsonl", "json"]
     }
 
+    fn reads_whole_file(&self) -> bool {
+        true
+    }
+
     fn formats(&self) -> &[&str] {
         &["ndjson", "json_array"]
     }

@@ -29,8 +29,8 @@ use crate::text::infer::{Columns, null_to_utf8};
 use crate::text::rowread::{check_stride, decode_json, finish_blocks};
 use crate::text::scan::{FileBytes, bom_len};
 use crate::text::split::{
-    Checkpoints, chunk_len, fine_stride, line_start, nominal_bounds, ranges, scan_waves,
-    split_threads,
+    Checkpoints, chunk_len, fine_stride, line_start, nominal_bounds, prefetch_bounds, ranges,
+    scan_waves, split_threads,
 };
 
 /// The index of the line file `path` built on every thread, or `None` when it is read whole
@@ -48,7 +48,9 @@ pub(super) fn index_split(path: &Path, options: &IndexOptions) -> Result<Option<
     if layout(path, &file) != Layout::Lines {
         return Ok(None);
     }
-    let plan = plan(&file, chunk_len(file.len(), threads));
+    let chunk = chunk_len(file.len(), threads);
+    prefetch_bounds(&file, &nominal_bounds(file.len(), 0, chunk));
+    let plan = plan(&file, chunk);
     Ok(run_plan(path, &file, options, &plan, threads))
 }
 
