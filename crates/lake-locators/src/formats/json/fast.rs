@@ -520,11 +520,13 @@ impl Walker<'_> {
         }
         let int_digits = p - digits_at;
         let mut float = false;
+        // Where the fraction's digits start (past the point).
+        let mut frac_at = p;
         if d.get(p) == Some(&b'.') {
             p += 1;
-            let f = p;
+            frac_at = p;
             p = digit_run(d, p);
-            if p == f {
+            if p == frac_at {
                 return Err(Stop::Bail);
             }
             float = true;
@@ -565,7 +567,15 @@ impl Walker<'_> {
             Ok(Some(Number::Float(f)))
         };
         if float {
+            if value && let Some(f) = short_decimal(&d[digits_at..frac_at - 1], &d[frac_at..p]) {
+                return Ok((FLOAT, Some(Number::Float(if neg { -f } else { f }))));
+            }
             return Ok((FLOAT, parsed()?));
+        }
+        // Fewer than 19 digits always fit an i64; `-0` is a float to serde_json.
+        if !value && int_digits < 19 {
+            let minus_zero = neg && d[digits_at] == b'0';
+            return Ok((if minus_zero { FLOAT } else { INT }, None));
         }
         // An integer: serde_json keeps it as u64/i64 while it fits a u64.
         let mut v: u64 = 0;
@@ -904,7 +914,7 @@ mod text;
 use stats::{Bounds, Number};
 #[cfg(test)]
 use text::control_bytes;
-use text::{digit_run, string_end, valid_escaped};
+use text::{digit_run, short_decimal, string_end, valid_escaped};
 
 #[cfg(test)]
 #[path = "fast_tests.rs"]

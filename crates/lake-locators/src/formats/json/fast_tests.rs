@@ -481,6 +481,33 @@ fn digit_runs_match_a_byte_loop() {
 }
 
 #[test]
+fn short_decimals_equal_a_correctly_rounded_parse() {
+    let mut rng = XorShift(0x5eed_dec1);
+    let digits = |rng: &mut XorShift, n: usize| -> String {
+        (0..n)
+            .map(|_| char::from(b'0' + rng.below(10) as u8))
+            .collect()
+    };
+    for _ in 0..stress_cases(20_000) {
+        let total = 2 + rng.below(14);
+        let ints = 1 + rng.below(total - 1);
+        let (int, frac) = (digits(&mut rng, ints), digits(&mut rng, total - ints));
+        let text = format!("{int}.{frac}");
+        let got = text::short_decimal(int.as_bytes(), frac.as_bytes());
+        assert_eq!(
+            got.map(f64::to_bits),
+            Some(text.parse::<f64>().unwrap().to_bits()),
+            "{text}"
+        );
+    }
+    assert_eq!(text::short_decimal(b"1234567890", b"123456"), None);
+    assert_eq!(
+        text::short_decimal(b"0", b"0").map(f64::to_bits),
+        Some(0f64.to_bits())
+    );
+}
+
+#[test]
 fn string_end_matches_a_byte_loop() {
     let naive = |d: &[u8], open: usize| -> Option<(usize, bool, bool)> {
         let mut pos = open + 1;

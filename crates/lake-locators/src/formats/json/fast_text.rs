@@ -218,3 +218,22 @@ pub(super) fn digit_run_bytes(d: &[u8], mut p: usize) -> usize {
     }
     p
 }
+
+/// The value of the decimal `int.frac` (digits only, no sign) when it has at most 15
+/// digits in all: exactly what a correctly rounded parse gives, by one division of two
+/// exactly represented numbers (Clinger's fast path); `None` for longer numbers.
+#[inline]
+pub(super) fn short_decimal(int: &[u8], frac: &[u8]) -> Option<f64> {
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    if int.len() + frac.len() > 15 {
+        return None;
+    }
+    let m = int
+        .iter()
+        .chain(frac)
+        .fold(0u64, |m, &c| m * 10 + u64::from(c.wrapping_sub(b'0')));
+    // Below 10^15 < 2^53: exact as a double, as is the power of ten.
+    Some(m as f64 / POW10[frac.len()])
+}
