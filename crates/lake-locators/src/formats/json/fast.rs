@@ -84,7 +84,7 @@ struct Entry {
 
 impl Obj {
     /// The index of `key` whose [`head`] is `h`, trying `hint` first.
-    #[inline]
+    #[inline(always)]
     fn find_h(&mut self, key: &[u8], h: u64, hint: usize) -> Option<usize> {
         let same = |e: &Entry| {
             e.head == h && e.key.len() == key.len() && (key.len() <= 8 || e.key[8..] == key[8..])
@@ -291,6 +291,9 @@ pub(crate) struct Inferrer {
     null_array: bool,
     stats: bool,
     coerced: bool,
+    /// The data (address, length) whose bytes from the third number to the fourth are
+    /// known UTF-8 (both row starts or ends, so that rows between are UTF-8 too).
+    utf8: (usize, usize, usize, usize),
 }
 
 impl Inferrer {
@@ -302,9 +305,36 @@ impl Inferrer {
             null_array: false,
             stats,
             coerced: false,
+            utf8: (0, 0, 0, 0),
         }
     }
+
+    /// `Some` when the walked row `data[start..end]` is UTF-8 (`high`: it holds a byte above
+    /// 0x7F, which a row the walk takes has only inside its strings). Checked a block of
+    /// [`UTF8_BLOCK`] bytes at a time from the row on (simdutf8 is several times faster per
+    /// byte on long runs than on rows); a row past the valid part is checked alone, so that
+    /// a bad row is still told exactly.
+    #[inline]
+    fn utf8(&mut self, data: &[u8], start: usize, end: usize, high: bool) -> Option<()> {
+        if !high {
+            return Some(());
+        }
+        let (addr, len, from, to) = self.utf8;
+        if addr == data.as_ptr() as usize && len == data.len() && from <= start && end <= to {
+            return Some(());
+        }
+        let block = &data[start..(start + UTF8_BLOCK).min(data.len()).max(end)];
+        let valid = match simdutf8::compat::from_utf8(block) {
+            Ok(_) => block.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        self.utf8 = (data.as_ptr() as usize, data.len(), start, start + valid);
+        (end <= start + valid).then_some(())
+    }
 }
+
+/// Bytes checked for UTF-8 at once by [`Inferrer::utf8`].
+const UTF8_BLOCK: usize = 64 << 10;
 
 impl Inferrer {
     /// Walks the object at `data[start]` into the inference; `None` when the reference path
@@ -347,7 +377,8 @@ impl Inferrer {
         if w.pos != end {
             return None;
         }
-        w.utf8(start, end)
+        let high = w.high;
+        self.utf8(data, start, end, high)
     }
 
     /// Adds the line whose value starts at `data[start]` (an object), with no search for
@@ -364,8 +395,8 @@ impl Inferrer {
         if w.newline || !matches!(w.peek(), Some(b'\n') | None) {
             return None;
         }
-        let end = w.pos;
-        w.utf8(start, end).map(|()| end)
+        let (end, high) = (w.pos, w.high);
+        self.utf8(data, start, end, high).map(|()| end)
     }
 
     /// The inferred schema.
@@ -441,17 +472,6 @@ impl Walker<'_> {
             self.newline |= c == b'\n';
             self.pos += 1;
         }
-    }
-
-    /// `Some` when the walked row `d[start..end]` is UTF-8. Bytes above 0x7F of a row the
-    /// walk takes are inside its strings: one check of the whole row instead of one per
-    /// string (simdutf8 is fastest on longer runs).
-    #[inline]
-    fn utf8(&self, start: usize, end: usize) -> Option<()> {
-        if self.high && simdutf8::basic::from_utf8(&self.d[start..end]).is_err() {
-            return None;
-        }
-        Some(())
     }
 
     #[inline]
