@@ -312,8 +312,8 @@ impl Inferrer {
     /// `Some` when the walked row `data[start..end]` is UTF-8 (`high`: it holds a byte above
     /// 0x7F, which a row the walk takes has only inside its strings). Checked a block of
     /// [`UTF8_BLOCK`] bytes at a time from the row on (simdutf8 is several times faster per
-    /// byte on long runs than on rows); a row past the valid part is checked alone, so that
-    /// a bad row is still told exactly.
+    /// byte on long runs than on rows); a row not inside the block known valid starts a new
+    /// block, so a bad row gets `None` itself and the reference path reports it exactly.
     #[inline]
     fn utf8(&mut self, data: &[u8], start: usize, end: usize, high: bool) -> Option<()> {
         if !high {
