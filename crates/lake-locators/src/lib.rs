@@ -52,5 +52,5 @@ pub use locator::take;
 pub use locator::{
     BatchIter, Block, ColumnChunk, ColumnStats, DEFAULT_STRIDE, FileIndex, FineCheckpoints,
     IndexOptions, Locator, PageLocation, ReadRequest, RowsRequest, Stats, StatsColumns,
-    prefetch_file,
 };
+pub use text::scan::prefetch_file;

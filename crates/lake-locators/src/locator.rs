@@ -298,7 +298,8 @@ pub trait Locator: Send + Sync {
 
     /// True when [`Locator::index`] reads every byte of the file (the text and row formats),
     /// so that a caller indexing many files may have the OS read it ahead with
-    /// [`prefetch_file`]; false (the default) for formats indexed from a footer or headers.
+    /// [`crate::prefetch_file`]; false (the default) for formats indexed from a footer or
+    /// from headers.
     fn reads_whole_file(&self) -> bool {
         false
     }
@@ -316,15 +317,5 @@ pub trait Locator: Send + Sync {
     /// override it to decode only what the wanted rows need.
     fn read_rows(&self, path: &Path, request: &RowsRequest<'_>) -> Result<Vec<RecordBatch>> {
         take::read_rows_by_ranges(self, path, request)
-    }
-}
-
-/// Asks the OS to read the first `len` bytes of the file at `path` into its page cache in the
-/// background (`MADV_WILLNEED` on Unix; nothing elsewhere), so that indexing it later finds
-/// them there instead of waiting for the disk. Errors are ignored: it is only a hint.
-pub fn prefetch_file(path: &Path, len: u64) {
-    if let Ok(file) = crate::text::scan::FileBytes::open(path) {
-        let len = usize::try_from(len).unwrap_or(usize::MAX).min(file.len());
-        file.prefetch(0..len);
     }
 }

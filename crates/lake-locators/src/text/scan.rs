@@ -52,6 +52,16 @@ impl FileBytes {
     }
 }
 
+/// Asks the OS to read the first `len` bytes of the file at `path` into its page cache in the
+/// background (`MADV_WILLNEED` on Unix; nothing elsewhere), so that indexing it later finds
+/// them there instead of waiting for the disk. Errors are ignored: it is only a hint.
+pub fn prefetch_file(path: &Path, len: u64) {
+    if let Ok(file) = FileBytes::open(path) {
+        let len = usize::try_from(len).unwrap_or(usize::MAX).min(file.len());
+        file.prefetch(0..len);
+    }
+}
+
 impl FileBytes {
     /// Faults in the pages of `range` in one kernel call (`MADV_POPULATE_READ`), as
     /// [`FileBytes::open_whole`] does for the whole file, before a thread reads every byte
