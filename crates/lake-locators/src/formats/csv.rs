@@ -23,9 +23,10 @@ use crate::text::infer::{ColumnInfer, Columns};
 use crate::text::rowread::{check_stride, finish_blocks, projection_indices};
 use crate::text::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks, stream_records};
 use crate::text::scan::{
-    FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, skip_records,
-    unescape_into, zero_bytes,
+    FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, unescape_into,
+    zero_bytes,
 };
+use crate::text::skip::skip_records;
 
 /// A file's bytes as the delimited scanners see them: the memory map itself, or, for a file
 /// whose records end with lone carriage returns (old Mac line ends, see [`cr_line_ends`]), a
@@ -680,8 +681,10 @@ fn scan_body<W: Window<CSV>>(
         shapes.update(&cols.cols);
     }
     let mut gate = RunGate::new(false);
-    // The fields of runs, for the statistics of the columns that gather them.
-    let tracked = cols.cols.iter().any(ColumnInfer::tracks);
+    // The fields of runs, for the statistics of the columns that gather them (a column added
+    // by a wider record may gather them when no header column does: repeated header names,
+    // or statistics asked for an added column only).
+    let mut tracked = cols.cols.iter().any(ColumnInfer::tracks);
     let mut run_scratch = RunScratch::default();
     // Numeric bounds per block (see `text::blocks`).
     let per_block = !options.stats.is_none();
@@ -810,6 +813,7 @@ fn scan_body<W: Window<CSV>>(
         debug_assert!(n <= cols.cols.len());
         if cols.cols.len() != ncols {
             ncols = cols.cols.len();
+            tracked = cols.cols.iter().any(ColumnInfer::tracks);
             shapes.set_width(ncols);
             if W::RUNS {
                 shapes.update(&cols.cols);

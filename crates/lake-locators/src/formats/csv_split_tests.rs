@@ -277,3 +277,69 @@ fn reads_from_fine_checkpoints_equal_reads_from_the_start() {
     fine.bytes[0] += text[at..].iter().position(|&b| b == b'\n').unwrap() as u64 + 1;
     assert_ne!(read(4_100, Some(&moved[..])), read(4_100, None));
 }
+
+/// Found by the `csv_scan` fuzz target: stray quotes, CRs inside unquoted fields and records
+/// wider than the header, split in 1-byte ranges (stride 2, all statistics).
+#[test]
+fn fuzz_case_wide_records_with_stray_quotes() {
+    let text: &[u8] = &[
+        b"4,4\r\n5,\"q5\",5\r\n6,\"b\"c8,8\r,na\x00id,nadore\r\n0,\"ab\"c0\x00\x00\x00\x00"
+            .as_slice(),
+        b"\x00\x00ote\n1,a,1.5,true,x\n1,b,2.5,false,y\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+            .as_slice(),
+        b"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+            .as_slice(),
+        b"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+            .as_slice(),
+        b"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00te\n3,a,1.5,true,x,0\r\n1,bq1\",$\r"
+            .as_slice(),
+        b"\n2,\"q2\"\"q3\",3\r\n4,\"ab\"c!4,4\r\n5,\"q5\",C5\r\n6,\"q6\",\x00\x00\x00\x00"
+            .as_slice(),
+        b"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+            .as_slice(),
+        b"\x00\x00\x00\x00\x006\r\n7,\"q7\",7\x07@di\r\n8,\"ab\"c8,8\r,name,score\r\n\n".as_slice(),
+    ]
+    .concat();
+    let (_f, file) = mapped(&text);
+    for stats in [StatsColumns::None, StatsColumns::All] {
+        for stride in [1, 2, 3] {
+            let options = IndexOptions {
+                stride,
+                stats: stats.clone(),
+            };
+            let want = sequential(&text, &options).unwrap();
+            for chunk in [1, 5, 9, 17, 33] {
+                if let Some(got) = split_index(&file, &options, chunk, 2) {
+                    assert_eq!(got, want, "stride {stride} chunk {chunk}");
+                }
+            }
+        }
+    }
+}
+
+/// The fuzz case above, reduced: the header's two columns share a name (so they keep no
+/// statistics), and the records add three columns that do. Runs of records must still give
+/// those columns their values (they gathered none when no header column kept statistics).
+#[test]
+fn runs_gather_values_for_added_columns_only() {
+    let text = [
+        b"4,4\n6,cc,r,d,n\n1,a,1.5,true,x\n1,b,2.5,false,y".as_slice(),
+        &[b'z'; 34],
+    ]
+    .concat();
+    let options = IndexOptions {
+        stride: 1,
+        stats: StatsColumns::All,
+    };
+    let want = crate::csv::portable_index(Path::new("t.csv"), &text, &options)
+        .map(|r| format!("{:?}", r.1))
+        .unwrap();
+    assert!(
+        want.contains(r#""column3": Str { min_str: "d", max_str: "true" }"#),
+        "{want}"
+    );
+    for l in crate::simd::available_loops() {
+        let got = crate::simd::with_loop(l, || sequential(&text, &options)).unwrap();
+        assert_eq!(got, want, "{l:?}");
+    }
+}
