@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::locator::{BatchIter, ReadRequest};
 use crate::text::encoding::{TextEncoding, feed};
 use crate::text::rowread::{end_on_error, start_block};
-use crate::text::scan::skip_records;
+use crate::text::skip::skip_records;
 
 /// [`Locator::read`] of a delimited file in `encoding`.
 pub(super) fn read_file(

@@ -13,7 +13,8 @@ use crate::simd::{CSV, Kernel, Window};
 use crate::text::blocks::{SplitBounds, map_fine, regroup};
 use crate::text::infer::Columns;
 use crate::text::rowread::check_stride;
-use crate::text::scan::{FileBytes, check_utf8_at, skip_records};
+use crate::text::scan::{FileBytes, check_utf8_at};
+use crate::text::skip::skip_records;
 use crate::text::split::{
     Checkpoints, chunk_len, csv_record_start, fine_stride, nominal_bounds, quote_parities, ranges,
     scan_waves, split_threads,
@@ -270,6 +271,22 @@ pub(crate) fn fuzz_check(path: &Path, chunk: usize, options: &IndexOptions) {
             show(&portable),
             "the {l:?} and portable scans differ"
         );
+    }
+    // The record skip of slices, takes and range joins: the masked skip equals the portable
+    // one from any byte, for any count.
+    #[cfg(target_arch = "x86_64")]
+    for (pos, n) in [
+        (0, u64::MAX),
+        (chunk % (data.len() + 1), 1 + chunk as u64 % 7),
+        (data.len() / 2, u64::MAX),
+    ] {
+        for delim in [b',', b'\t'] {
+            assert_eq!(
+                crate::text::skip::skip_records_masked(data, pos, n, delim),
+                crate::text::skip::skip_records_portable(data, pos, n, delim),
+                "the masked and portable record skips differ from byte {pos}, {n} records"
+            );
+        }
     }
     if cr_line_ends(data) {
         return;

@@ -15,7 +15,7 @@ use crate::locator::RowsRequest;
 use crate::take::{by_block, check_rows, past_end};
 use crate::text::encoding::{TextEncoding, feed};
 use crate::text::rowread::start_block;
-use crate::text::scan::skip_records;
+use crate::text::skip::skip_records;
 
 /// The wanted rows `request.rows` of the delimited file at `path`.
 pub(super) fn read_rows(

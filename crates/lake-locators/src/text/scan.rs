@@ -242,24 +242,6 @@ pub(crate) fn quoted_end(data: &[u8], open: usize) -> Result<usize, ScanError> {
     }
 }
 
-/// Skips `n` records from the record start `pos` (empty lines are not records) and returns
-/// the start of the record after them (after any empty lines), or the end of the data.
-pub(crate) fn skip_records(
-    data: &[u8],
-    mut pos: usize,
-    n: u64,
-    delim: u8,
-) -> Result<(usize, u64), ScanError> {
-    let mut done = 0;
-    pos = skip_empty_lines(data, pos);
-    while done < n && pos < data.len() {
-        pos = record_end(data, pos, delim)?;
-        pos = skip_empty_lines(data, pos);
-        done += 1;
-    }
-    Ok((pos, done))
-}
-
 /// Skips JSON whitespace from `pos`.
 #[inline]
 pub(crate) fn skip_ws(data: &[u8], mut pos: usize) -> usize {
@@ -425,11 +407,6 @@ mod tests {
         assert_eq!(r0, 4);
         let r1 = record_end(data, r0, b',').unwrap();
         assert_eq!(&data[r0..r1], b"1,\"x\ny\"\n");
-        let (p, n) = skip_records(data, r0, 2, b',').unwrap();
-        assert_eq!(n, 2);
-        assert_eq!(&data[p..], b"3,4");
-        let (end, n) = skip_records(data, r0, 10, b',').unwrap();
-        assert_eq!((end, n), (data.len(), 3));
     }
 
     #[test]
