@@ -300,14 +300,14 @@ fn fuzz_case_wide_records_with_stray_quotes() {
         b"\x00\x00\x00\x00\x006\r\n7,\"q7\",7\x07@di\r\n8,\"ab\"c8,8\r,name,score\r\n\n".as_slice(),
     ]
     .concat();
-    let (_f, file) = mapped(&text);
+    let (_f, file) = mapped(text);
     for stats in [StatsColumns::None, StatsColumns::All] {
         for stride in [1, 2, 3] {
             let options = IndexOptions {
                 stride,
                 stats: stats.clone(),
             };
-            let want = sequential(&text, &options).unwrap();
+            let want = sequential(text, &options).unwrap();
             for chunk in [1, 5, 9, 17, 33] {
                 if let Some(got) = split_index(&file, &options, chunk, 2) {
                     assert_eq!(got, want, "stride {stride} chunk {chunk}");
