@@ -23,8 +23,8 @@ use crate::text::infer::{ColumnInfer, Columns};
 use crate::text::rowread::{check_stride, finish_blocks, projection_indices};
 use crate::text::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks, stream_records};
 use crate::text::scan::{
-    FileBytes, ScanError, bom_len, check_utf8_at, quoted_end, skip_empty_lines, unescape_into,
-    zero_bytes,
+    FileBytes, ScanError, bom_len, check_utf8_at, from_bit, quoted_end, skip_empty_lines,
+    unescape_into, zero_bytes,
 };
 use crate::text::skip::skip_records;
 
@@ -489,12 +489,6 @@ fn record_in_window(
         s = t + 1;
     }
     Ok(Some((end, n)))
-}
-
-/// Bits `from` and above (none for 64).
-#[inline(always)]
-fn from_bit(from: usize) -> u64 {
-    u64::MAX.checked_shl(from as u32).unwrap_or(0)
 }
 
 /// A record starting at `pos` that does not end inside its first window, read from window

@@ -303,6 +303,15 @@ pub(crate) fn json_string_scan(data: &[u8], open: usize) -> Option<(usize, bool)
     }
 }
 
+/// Bits `from` and above of a 64-bit window mask (none for 64 or more).
+#[inline(always)]
+pub(crate) fn from_bit(from: usize) -> u64 {
+    u32::try_from(from)
+        .ok()
+        .and_then(|f| u64::MAX.checked_shl(f))
+        .unwrap_or(0)
+}
+
 /// Marks with its high bit every zero byte of `x` (exactly: no false positives).
 #[inline(always)]
 pub(crate) fn zero_bytes(x: u64) -> u64 {

@@ -98,6 +98,7 @@ pub(crate) fn skip_records_masked(
     n: u64,
     delim: u8,
 ) -> Result<(usize, u64), ScanError> {
+    use crate::text::scan::from_bit;
     let len = data.len();
     let mut done = 0u64;
     let mut start = skip_empty_lines(data, pos);
@@ -115,10 +116,7 @@ pub(crate) fn skip_records_masked(
         } else {
             tail_masks(data, base)
         };
-        let mut bits = (nl | qt)
-            & (!0u64)
-                .checked_shl(next.saturating_sub(base) as u32)
-                .unwrap_or(0);
+        let mut bits = (nl | qt) & from_bit(next.saturating_sub(base));
         while bits != 0 {
             let i = bits.trailing_zeros();
             bits &= bits - 1;
@@ -129,7 +127,7 @@ pub(crate) fn skip_records_masked(
                     if data.get(p + 1) == Some(&b'"') {
                         // An escaped quote: its second half is no event.
                         next = p + 2;
-                        bits &= (!0u64).checked_shl(i + 2).unwrap_or(0);
+                        bits &= from_bit(i as usize + 2);
                     } else {
                         open = None;
                     }
@@ -145,11 +143,8 @@ pub(crate) fn skip_records_masked(
                     return Ok((start, done));
                 }
                 next = start;
-                match (start - base).checked_sub(64) {
-                    // Past this window: the next one starts at the record.
-                    Some(_) => bits = 0,
-                    None => bits &= (!0u64).checked_shl((start - base) as u32).unwrap_or(0),
-                }
+                // Past this window, no bit is left: the next window starts at the record.
+                bits &= from_bit(start - base);
             }
         }
         base = (base + 64).max(next);

@@ -24,13 +24,7 @@ use crate::simd::json_class::{BACKSLASH, CLOSE, COMMA, HIGH, NEWLINE, NON_DIGIT,
 use crate::simd::{JSON, MaskCache, Window};
 use crate::text::infer::{ColumnInfer, Columns};
 use crate::text::numbers::{NumberKind, masked_number};
-use crate::text::scan::check_utf8_at;
-
-/// Bits `from` and above.
-#[inline(always)]
-fn from_bit(from: usize) -> u64 {
-    u64::MAX.checked_shl(from as u32).unwrap_or(0)
-}
+use crate::text::scan::{check_utf8_at, from_bit};
 
 /// Records the members of the line at `pos` when it is a compact flat object followed by its
 /// line break; returns the position of the `\n` and whether the line holds non-ASCII bytes
