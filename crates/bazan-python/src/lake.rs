@@ -367,11 +367,14 @@ impl PyLake {
             ..scan_options(columns, with_gid, with_path)
         };
         let lake = Arc::clone(&self.lake);
-        let (schema, batches) = blocking::run(py, OnInterrupt::Cancel(&cancel), None, move || {
-            let reader = lake.scan(start..start.saturating_add(length), &options)?;
-            let schema = reader.schema();
-            Ok((schema, reader.collect_batches()?))
-        })?;
+        let rows = start..start.saturating_add(length);
+        let bytes = lake.estimated_scan_bytes(rows.clone());
+        let (schema, batches) =
+            blocking::run_short(py, OnInterrupt::Cancel(&cancel), bytes, move || {
+                let reader = lake.scan(rows, &options)?;
+                let schema = reader.schema();
+                Ok((schema, reader.collect_batches()?))
+            })?;
         to_table(py, schema, batches)
     }
 
@@ -392,7 +395,15 @@ impl PyLake {
             ..scan_options(columns, with_gid, with_path)
         };
         let lake = Arc::clone(&self.lake);
-        let batch = blocking::run(py, OnInterrupt::Cancel(&cancel), None, move || {
+        // Each row may need a block of its own; the sum stops once it is past the bound.
+        let mut bytes = 0u64;
+        for &r in &rows {
+            bytes = bytes.saturating_add(lake.estimated_scan_bytes(r..r + 1));
+            if bytes > blocking::SHORT_BYTES {
+                break;
+            }
+        }
+        let batch = blocking::run_short(py, OnInterrupt::Cancel(&cancel), bytes, move || {
             lake.take(&rows, &options)
         })?;
         to_table(py, batch.schema(), vec![batch])

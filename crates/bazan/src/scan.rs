@@ -176,6 +176,34 @@ impl Lake {
         Ok(LakeReader::new(Arc::clone(self), plan, segments, options))
     }
 
+    /// About how many bytes of data files a scan of `rows` reads: each file's part of the range
+    /// plus the block before it (a read starts at a checkpoint, up to a stride of rows before its
+    /// first row), at the file's mean row size, and never more than the file. Front ends use it
+    /// to tell a short call from a long one (the Python package runs a short one on the calling
+    /// thread; see `crates/bazan-python/src/blocking.rs`).
+    pub fn estimated_scan_bytes(&self, rows: Range<u64>) -> u64 {
+        let len = rows.end.saturating_sub(rows.start);
+        if len == 0 {
+            return 0;
+        }
+        let stride = self.map.config().checkpoint_stride_rows;
+        self.map
+            .plan_slice(rows.start, len)
+            .iter()
+            .map(|s| {
+                let e = self.map.entry(s.index);
+                let read_rows = s.len.saturating_add(stride);
+                if e.row_count == 0 || read_rows >= e.row_count {
+                    e.size_bytes
+                } else {
+                    // Widened so that the product cannot overflow.
+                    (u128::from(read_rows) * u128::from(e.size_bytes) / u128::from(e.row_count))
+                        as u64
+                }
+            })
+            .fold(0, u64::saturating_add)
+    }
+
     /// Streams local rows `local` of entry `i` (clamped to the file) in the unified schema.
     pub fn read_file_rows(
         self: &Arc<Self>,

@@ -62,26 +62,36 @@ pub fn run() -> anyhow::Result<()> {
     anyhow::ensure!(status.success(), "python/bench/bench.py failed ({status})");
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&results)?)?;
 
-    // The same deep slice through the facade, on the map bench.py left in the lake.
+    // The same deep slices through the facade, on the map bench.py left in the lake: the
+    // file's own columns, and every lake column.
     let b = &r["binding"];
     let start = b["start"].as_u64().context("results: binding.start")?;
     let len = b["len"].as_u64().context("results: binding.len")?;
+    let own: Vec<String> = b["columns"]
+        .as_array()
+        .context("results: binding.columns")?
+        .iter()
+        .filter_map(|c| c.as_str().map(String::from))
+        .collect();
     let map = Arc::new(bazan::load_map(&lake)?);
-    let mut best = f64::MAX;
-    // As many runs as bench.py gives the Python side of the same slice.
-    for _ in 0..30 {
-        let t = Instant::now();
-        let batches = map
-            .scan(start..start + len, &bazan::ScanOptions::default())?
-            .collect_batches()?;
-        best = best.min(t.elapsed().as_secs_f64());
-        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-        anyhow::ensure!(rows as u64 == len, "the facade returned {rows} rows");
-    }
-    let py = secs(b, "python_best_s").unwrap_or(f64::NAN);
-    let over = py - best;
-    let budget = best * 0.10 + 50e-6;
-
+    let facade = |columns: Option<Vec<String>>| -> anyhow::Result<f64> {
+        let options = bazan::ScanOptions {
+            columns,
+            ..bazan::ScanOptions::default()
+        };
+        let mut best = f64::MAX;
+        // As many runs as bench.py gives the Python side of the same slice.
+        for _ in 0..30 {
+            let t = Instant::now();
+            let batches = map.scan(start..start + len, &options)?.collect_batches()?;
+            best = best.min(t.elapsed().as_secs_f64());
+            let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+            anyhow::ensure!(rows as u64 == len, "the facade returned {rows} rows");
+        }
+        Ok(best)
+    };
+    let rust_own = facade(Some(own.clone()))?;
+    let rust_all = facade(None)?;
     let f = &r["first_256"];
     let lake_bytes = r["lake_bytes"].as_f64().unwrap_or(f64::NAN);
     println!(
@@ -105,7 +115,8 @@ pub fn run() -> anyhow::Result<()> {
     );
     let d = &r["deep_slice"];
     println!(
-        "  1,000 rows at 90% of {} ({:.0} MB): vs polars scan_csv.slice cold {}, warm {}; vs DuckDB LIMIT/OFFSET cold {}, warm {}",
+        "  1,000 rows ({} columns) at 90% of {} ({:.0} MB): vs polars scan_csv.slice cold {}, warm {}; vs DuckDB LIMIT/OFFSET cold {}, warm {}",
+        d["columns"].as_u64().unwrap_or(0),
         d["file"].as_str().unwrap_or("?"),
         secs(d, "file_mb").unwrap_or(0.0),
         ratio(d, "polars_cold_s", "bazan_cold_s"),
@@ -114,13 +125,39 @@ pub fn run() -> anyhow::Result<()> {
         ratio(d, "duckdb_warm_s", "bazan_warm_s")
     );
     println!(
-        "  binding overhead (same slice): Python {} vs facade in Rust {}: +{:.1} us ({:.1}%), budget 10% + 50 us = {:.1} us: {}",
-        ms(py),
-        ms(best),
-        over * 1e6,
-        over / best * 100.0,
-        budget * 1e6,
-        if over <= budget { "met" } else { "NOT met" }
+        "    the same rows with all {} lake columns: warm {}",
+        d["lake_columns"].as_u64().unwrap_or(0),
+        secs(d, "bazan_all_columns_warm_s").map_or("?".into(), ms)
+    );
+    let overhead = |label: &str, py: f64, rust: f64| {
+        let over = py - rust;
+        let budget = rust * 0.10 + 50e-6;
+        println!(
+            "  binding overhead, {label}: Python {} vs facade in Rust {}: +{:.1} us ({:.1}%), budget 10% + 50 us = {:.1} us: {}",
+            ms(py),
+            ms(rust),
+            over * 1e6,
+            over / rust * 100.0,
+            budget * 1e6,
+            if over <= budget { "met" } else { "NOT met" }
+        );
+    };
+    overhead(
+        &format!("the file's {} columns", own.len()),
+        secs(b, "python_best_s").unwrap_or(f64::NAN),
+        rust_own,
+    );
+    overhead(
+        &format!(
+            "all {} lake columns",
+            d["lake_columns"].as_u64().unwrap_or(0)
+        ),
+        secs(b, "python_all_columns_best_s").unwrap_or(f64::NAN),
+        rust_all,
+    );
+    println!(
+        "    pyarrow alone importing that all-columns result (C data import + Table): {}",
+        secs(b, "pyarrow_import_all_columns_s").map_or("?".into(), ms)
     );
     for (part, v) in r["take_1024"].as_object().into_iter().flatten() {
         println!(

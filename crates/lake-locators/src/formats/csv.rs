@@ -845,7 +845,18 @@ fn open_for_read(
     projection: Option<&[String]>,
     encoding: TextEncoding,
 ) -> Result<Opened> {
-    let data = Text::new(FileBytes::open(path)?);
+    open_mapped(path, FileBytes::open(path)?, schema, projection, encoding)
+}
+
+/// [`open_for_read`] of the file mapped as `bytes`.
+fn open_mapped(
+    path: &Path,
+    bytes: FileBytes,
+    schema: Option<&SchemaRef>,
+    projection: Option<&[String]>,
+    encoding: TextEncoding,
+) -> Result<Opened> {
+    let data = Text::new(bytes);
     let (h, schema, own_blocks) = match schema {
         Some(schema) => (header(path, &data)?, schema.clone(), None),
         None => {

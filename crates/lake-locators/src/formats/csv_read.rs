@@ -8,11 +8,12 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
 use super::Text;
-use super::{Opened, field_error, open_for_read};
+use super::{Opened, field_error, open_mapped};
 use crate::error::{Error, Result};
 use crate::locator::{BatchIter, ReadRequest};
 use crate::text::encoding::{TextEncoding, feed};
-use crate::text::rowread::{end_on_error, start_block};
+use crate::text::rowread::{decode_in_halves, end_bound, end_on_error, start_block, worth_sharing};
+use crate::text::scan::FileBytes;
 use crate::text::skip::skip_records;
 
 /// [`Locator::read`] of a delimited file in `encoding`.
@@ -21,7 +22,25 @@ pub(super) fn read_file(
     request: &ReadRequest<'_>,
     encoding: TextEncoding,
 ) -> Result<BatchIter> {
-    let o: Opened = open_for_read(path, request.schema.as_ref(), request.projection, encoding)?;
+    let bytes = FileBytes::open(path)?;
+    // With the map's blocks, the bytes from the checkpoint before the first row to one after
+    // the last are known: asked of the disk at once, before the header is read (a cold slice).
+    if let Some(blocks) = request.blocks
+        && request.rows.end > request.rows.start
+        && let Ok(Some((from, _))) =
+            start_block(path, Some(blocks), request.rows.start, bytes.len())
+    {
+        let to =
+            end_bound(Some(blocks), request.rows.end).map_or(bytes.len(), |e| e.min(bytes.len()));
+        bytes.prepare_read(from..to);
+    }
+    let o: Opened = open_mapped(
+        path,
+        bytes,
+        request.schema.as_ref(),
+        request.projection,
+        encoding,
+    )?;
     let (data, h) = (&o.data, &o.h);
     let blocks = request.blocks.or(o.own_blocks.as_deref());
     let (mut pos, base) = match start_block(path, blocks, request.rows.start, data.len())? {
@@ -76,30 +95,51 @@ impl CsvBatches {
             return Ok(None);
         }
         let want = self.remaining.min(self.batch_size as u64);
-        let (end, got) = skip_records(&self.data, self.pos, want, self.delim)
-            .map_err(|e| field_error(&self.path, self.format, e.into(), None))?;
+        let skip = |from: usize, records: u64| {
+            skip_records(&self.data, from, records, self.delim)
+                .map_err(|e| field_error(&self.path, self.format, e.into(), None))
+        };
+        let (end, got) = skip(self.pos, want)?;
         if got == 0 {
             return Ok(None);
         }
+        // A large batch is decoded in two halves at once: the caller's thread takes the first,
+        // a thread of the pool the second (a deep slice is mostly this decoding).
+        // A large batch is decoded in two halves at once.
+        let batch = if worth_sharing(got, end - self.pos) {
+            let (mid, first) = skip(self.pos, got / 2)?;
+            decode_in_halves(
+                &self.path,
+                self.format,
+                || self.decode(self.pos..mid, first),
+                || self.decode(mid..end, got - first),
+            )?
+        } else {
+            self.decode(self.pos..end, got)?
+        };
+        self.pos = end;
+        self.remaining -= got;
+        Ok(batch)
+    }
+
+    /// The `records` records in `range` of the text, decoded with arrow-csv.
+    fn decode(&self, range: std::ops::Range<usize>, records: u64) -> Result<Option<RecordBatch>> {
         let mut builder = arrow_csv::ReaderBuilder::new(self.schema.clone())
             .with_header(false)
             .with_delimiter(self.delim)
             // Records of fewer fields than the schema read nulls in the columns after their
             // last, as the index counted them.
             .with_truncated_rows(true)
-            .with_batch_size(got as usize);
+            .with_batch_size(usize::try_from(records).unwrap_or(usize::MAX).max(1));
         if let Some(p) = &self.projection {
             builder = builder.with_projection(p.clone());
         }
         let mut decoder = builder.build_decoder();
         let lib = |e| Error::library(&self.path, self.format, e);
-        feed(&mut decoder, &self.data[self.pos..end], self.encoding).map_err(lib)?;
+        feed(&mut decoder, &self.data[range], self.encoding).map_err(lib)?;
         // An empty buffer tells the decoder the input ended (a last record without newline).
         decoder.decode(&[]).map_err(lib)?;
-        let batch = decoder.flush().map_err(lib)?;
-        self.pos = end;
-        self.remaining -= got;
-        Ok(batch)
+        decoder.flush().map_err(lib)
     }
 }
 
@@ -108,5 +148,56 @@ impl Iterator for CsvBatches {
 
     fn next(&mut self) -> Option<Self::Item> {
         end_on_error(self.next_batch(), &mut self.remaining)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use crate::formats::csv::DelimitedLocator;
+    use crate::locator::{IndexOptions, Locator, ReadRequest};
+
+    /// Decoded in two halves on two threads (a batch of thousands of records), or in batches
+    /// too small to share: the same rows.
+    #[test]
+    fn halves_decoded_at_once_equal_one_decoding() {
+        let mut f = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
+        writeln!(f, "id,text,x").unwrap();
+        for i in 0..20_000u32 {
+            writeln!(f, "{i},\"a, \"\"quoted\"\"\nline {i}\",{}.5", i % 97).unwrap();
+        }
+        f.flush().unwrap();
+        let loc = DelimitedLocator;
+        let index = loc.index(f.path(), &IndexOptions::default()).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        for (start, end) in [(0, 20_000), (3, 4_000), (12_345, 19_999), (7_000, 7_300)] {
+            let read = |batch_size| -> Vec<arrow_array::RecordBatch> {
+                let request = ReadRequest {
+                    rows: start..end,
+                    blocks: Some(&index.blocks),
+                    schema: Some(index.schema.clone()),
+                    projection: None,
+                    batch_size,
+                };
+                pool.install(|| {
+                    loc.read(f.path(), &request)
+                        .unwrap()
+                        .collect::<Result<_, _>>()
+                        .unwrap()
+                })
+            };
+            let whole = read(100_000);
+            let small = read(200);
+            let concat = |b: &[arrow_array::RecordBatch]| {
+                arrow_select::concat::concat_batches(&index.schema, b).unwrap()
+            };
+            assert_eq!(whole.len(), 1, "rows {start}..{end}");
+            assert_eq!(whole[0].num_rows() as u64, end - start);
+            assert_eq!(concat(&whole), concat(&small), "rows {start}..{end}");
+        }
     }
 }

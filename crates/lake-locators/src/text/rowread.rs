@@ -85,6 +85,75 @@ pub(crate) fn start_block(
     Ok(Some((byte as usize, first_row)))
 }
 
+/// A byte at or after the end of local row `row - 1`: the first checkpoint (block start or
+/// fine checkpoint) of a row at or after `row`, or `None` when none follows (the end of the
+/// file bounds the read then). With [`start_block`] it bounds the bytes a read of rows
+/// `[start, row)` touches, which are asked of the disk at once ([`FileBytes::prefetch`]).
+///
+/// [`FileBytes::prefetch`]: crate::text::scan::FileBytes::prefetch
+pub(crate) fn end_bound(blocks: Option<&[Block]>, row: u64) -> Option<usize> {
+    let blocks = blocks?;
+    let i = blocks.partition_point(|b| b.first_row < row);
+    // The block holding `row - 1` may have a fine checkpoint at or after `row`.
+    let fine_end = i.checked_sub(1).and_then(|j| {
+        let b = blocks.get(j)?;
+        let first = b.first_byte?;
+        let fine = b.fine.as_ref().filter(|f| f.rows > 0)?;
+        let k = (row - b.first_row).div_ceil(fine.rows);
+        let off = fine.bytes.get(usize::try_from(k.checked_sub(1)?).ok()?)?;
+        Some(first.saturating_add(*off))
+    });
+    let next = fine_end.or_else(|| blocks.get(i).and_then(|b| b.first_byte))?;
+    usize::try_from(next).ok()
+}
+
+/// Records a batch needs, at least, before its decoding is shared with a second thread
+/// ([`decode_in_halves`]).
+pub(crate) const SHARED_RECORDS: u64 = 256;
+
+/// Bytes a batch needs, at least, before its decoding is shared: below this the hand-over to
+/// another thread (tens of microseconds) costs more than half the decoding saves.
+pub(crate) const SHARED_BYTES: usize = 48 << 10;
+
+/// Whether a batch of `records` records in `bytes` bytes is decoded in two halves at once.
+pub(crate) fn worth_sharing(records: u64, bytes: usize) -> bool {
+    records >= SHARED_RECORDS && bytes >= SHARED_BYTES && rayon::current_num_threads() > 1
+}
+
+/// The batch of two halves of a read decoded at once: `first` on the caller's thread, `second`
+/// on a thread of the pool (a deep slice is mostly this decoding), then joined in order.
+pub(crate) fn decode_in_halves<F, G>(
+    path: &Path,
+    format: &'static str,
+    first: F,
+    second: G,
+) -> Result<Option<RecordBatch>>
+where
+    F: FnOnce() -> Result<Option<RecordBatch>>,
+    G: FnOnce() -> Result<Option<RecordBatch>> + Send,
+{
+    let mut tail = None;
+    let mut head = None;
+    rayon::in_place_scope(|s| {
+        s.spawn(|_| tail = Some(second()));
+        head = Some(first());
+    });
+    let (Some(head), Some(tail)) = (head, tail) else {
+        return Err(Error::library(
+            path,
+            format,
+            "a decoding thread ended without a result",
+        ));
+    };
+    match (head?, tail?) {
+        (Some(a), Some(b)) => Ok(Some(
+            arrow_select::concat::concat_batches(&a.schema(), [&a, &b])
+                .map_err(|e| Error::library(path, format, e))?,
+        )),
+        (a, b) => Ok(a.or(b)),
+    }
+}
+
 /// Column indices of a projection by name, or `None` for every column.
 pub(crate) fn projection_indices(
     path: &Path,
@@ -162,5 +231,56 @@ pub(crate) fn finish_blocks(blocks: &mut [Block], rows: u64, end_byte: u64) {
         let b = &mut blocks[i];
         b.row_count = next_row - b.first_row;
         b.total_byte_size = b.first_byte.map(|f| next_byte - f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::locator::FineCheckpoints;
+
+    /// Rows 0..40 at bytes 0.. with a fine checkpoint every 10 rows (rows 10, 20, 30 at bytes
+    /// 100, 200, 300), then rows 40.. from byte 450 without fine checkpoints.
+    fn blocks() -> Vec<Block> {
+        let mut a = Block::rows(0, 0, 40);
+        a.first_byte = Some(0);
+        a.fine = Some(FineCheckpoints {
+            rows: 10,
+            bytes: vec![100, 200, 300],
+        });
+        let mut b = Block::rows(1, 40, 25);
+        b.first_byte = Some(450);
+        vec![a, b]
+    }
+
+    #[test]
+    fn end_bound_is_the_first_checkpoint_at_or_after_the_row() {
+        let b = blocks();
+        let cases = [
+            (0, Some(0)),
+            (1, Some(100)),
+            (5, Some(100)),
+            (10, Some(100)),
+            (11, Some(200)),
+            (30, Some(300)),
+            (31, Some(450)),
+            (40, Some(450)),
+            (41, None),
+            (65, None),
+        ];
+        for (row, want) in cases {
+            assert_eq!(end_bound(Some(&b), row), want, "row {row}");
+        }
+        assert_eq!(end_bound(None, 5), None);
+        // The start of a read of the same rows lies at or before the bound.
+        for row in 1..65u64 {
+            let (start, _) = start_block(Path::new("t"), Some(&b), row - 1, 1000)
+                .unwrap()
+                .unwrap();
+            assert!(
+                end_bound(Some(&b), row).is_none_or(|e| e > start),
+                "row {row}"
+            );
+        }
     }
 }

@@ -52,6 +52,9 @@ impl FileBytes {
     }
 }
 
+/// The longest range [`FileBytes::prepare_read`] reads alone (16 MiB).
+pub(crate) const READ_ALONE_BYTES: usize = 16 << 20;
+
 /// Asks the OS to read the first `len` bytes of the file at `path` into its page cache in the
 /// background (`MADV_WILLNEED` on Unix; nothing elsewhere), so that indexing it later finds
 /// them there instead of waiting for the disk. Errors are ignored: it is only a hint.
@@ -88,6 +91,35 @@ impl FileBytes {
             && range.end <= map.len()
         {
             let _ = map.advise_range(memmap2::Advice::WillNeed, range.start, range.len());
+        }
+        #[cfg(not(unix))]
+        let _ = range;
+    }
+
+    /// Readies the map for a read of `range` alone (a slice): a page fault reads no more than
+    /// its page (`MADV_RANDOM`), and the pages of `range` are asked of the disk at once
+    /// (`MADV_WILLNEED`, in steps of 128 KiB: one call reads at most the device's readahead
+    /// window, often that much). Otherwise a cold read faults page by page, each fault reading
+    /// a readahead window around it (8 MiB on some disks) before the next is asked for: a
+    /// 1,000-row slice read 9 MB in 12 to 20 ms where it needs 0.7 MB. A range over
+    /// [`READ_ALONE_BYTES`] is only prefetched: a long read keeps the kernel's readahead.
+    pub(crate) fn prepare_read(&self, range: std::ops::Range<usize>) {
+        #[cfg(unix)]
+        if let Some(map) = &self.map
+            && range.start < range.end
+            && range.end <= map.len()
+        {
+            if range.len() > READ_ALONE_BYTES {
+                self.prefetch(range);
+                return;
+            }
+            let _ = map.advise(memmap2::Advice::Random);
+            let mut at = range.start;
+            while at < range.end {
+                let step = (range.end - at).min(128 << 10);
+                let _ = map.advise_range(memmap2::Advice::WillNeed, at, step);
+                at += step;
+            }
         }
         #[cfg(not(unix))]
         let _ = range;

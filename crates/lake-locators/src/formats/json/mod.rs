@@ -32,8 +32,8 @@ use crate::stats::StatsBuilder;
 use crate::text::blocks::{map_fine, regroup};
 use crate::text::infer::{Columns, null_to_utf8};
 use crate::text::rowread::{
-    batch_size, check_stride, end_on_error, finish_blocks, projection_indices, schema_for_read,
-    start_block,
+    batch_size, check_stride, decode_in_halves, end_bound, end_on_error, finish_blocks,
+    projection_indices, schema_for_read, start_block, worth_sharing,
 };
 use crate::text::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks};
 use crate::text::scan::{
@@ -773,6 +773,17 @@ impl Locator for JsonLocator {
 
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
         let data = FileBytes::open(path)?;
+        // The bytes of the wanted rows asked of the disk at once (a cold slice), as the
+        // delimited reads do.
+        if let Some(blocks) = request.blocks
+            && request.rows.end > request.rows.start
+            && let Ok(Some((from, _))) =
+                start_block(path, Some(blocks), request.rows.start, data.len())
+        {
+            let to =
+                end_bound(Some(blocks), request.rows.end).map_or(data.len(), |e| e.min(data.len()));
+            data.prepare_read(from..to);
+        }
         let lay = layout(path, &data);
         let (schema, blocks) =
             schema_for_read(request.schema.as_ref(), |o| index_bytes(path, &data, o))?;
@@ -883,11 +894,34 @@ impl JsonBatches {
             (buf.into(), got)
         } else {
             let (end, got) = skip_lines(&self.data, self.pos, want);
-            let text = &self.data[self.pos..end];
+            let from = self.pos;
             self.pos = end;
-            (text.into(), got)
+            self.remaining = if got < want { 0 } else { self.remaining - got };
+            // A large batch of lines is decoded in two halves at once.
+            if worth_sharing(got, end - from) {
+                let (mid, first) = skip_lines(&self.data, from, got / 2);
+                let decode = |range: std::ops::Range<usize>, rows: u64| {
+                    widen::decode(
+                        &self.path,
+                        self.format,
+                        &self.schema,
+                        &self.data[range],
+                        rows as usize,
+                        self.projection.as_deref(),
+                    )
+                };
+                return decode_in_halves(
+                    &self.path,
+                    self.format,
+                    || decode(from..mid, first),
+                    || decode(mid..end, got - first),
+                );
+            }
+            (self.data[from..end].into(), got)
         };
-        self.remaining = if got < want { 0 } else { self.remaining - got };
+        if self.array {
+            self.remaining = if got < want { 0 } else { self.remaining - got };
+        }
         widen::decode(
             &self.path,
             self.format,

@@ -506,3 +506,46 @@ fn other_paths(path: &Path, data: &[u8], options: &IndexOptions) -> Vec<Result<F
         .map(|(_, index)| index)
         .collect()
 }
+
+/// NDJSON lines decoded in two halves on two threads (a batch of thousands of lines), or in
+/// batches too small to share: the same rows.
+#[test]
+fn halves_decoded_at_once_equal_one_decoding() {
+    use std::io::Write;
+    let mut f = tempfile::Builder::new().suffix(".ndjson").tempfile().unwrap();
+    for i in 0..20_000u32 {
+        if i % 2 == 0 {
+            writeln!(f, r#"{{"id":{i},"tags":["a","b{i}"],"user":{{"n":"x\"{i}"}}}}"#).unwrap();
+        } else {
+            writeln!(f, r#"{{"user":{{"n":"y"}},"id":{i},"score":{}.25}}"#, i % 13).unwrap();
+        }
+    }
+    f.flush().unwrap();
+    let loc = JsonLocator;
+    let index = loc.index(f.path(), &IndexOptions::default()).unwrap();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    for (start, end) in [(0, 20_000), (3, 4_000), (12_345, 19_999), (7_000, 7_300)] {
+        let read = |batch_size| -> Vec<RecordBatch> {
+            let request = ReadRequest {
+                rows: start..end,
+                blocks: Some(&index.blocks),
+                schema: Some(index.schema.clone()),
+                projection: None,
+                batch_size,
+            };
+            pool.install(|| {
+                loc.read(f.path(), &request)
+                    .unwrap()
+                    .collect::<Result<_>>()
+                    .unwrap()
+            })
+        };
+        let whole = read(100_000);
+        let small = read(200);
+        let concat =
+            |b: &[RecordBatch]| arrow_select::concat::concat_batches(&index.schema, b).unwrap();
+        assert_eq!(whole.len(), 1, "rows {start}..{end}");
+        assert_eq!(whole[0].num_rows() as u64, end - start);
+        assert_eq!(concat(&whole), concat(&small), "rows {start}..{end}");
+    }
+}
