@@ -105,7 +105,6 @@ impl CsvBatches {
         }
         // A large batch is decoded in two halves at once: the caller's thread takes the first,
         // a thread of the pool the second (a deep slice is mostly this decoding).
-        // A large batch is decoded in two halves at once.
         let batch = if worth_sharing(got, end - self.pos) {
             let (mid, first) = skip(self.pos, got / 2)?;
             decode_in_halves(

@@ -512,18 +512,33 @@ fn other_paths(path: &Path, data: &[u8], options: &IndexOptions) -> Vec<Result<F
 #[test]
 fn halves_decoded_at_once_equal_one_decoding() {
     use std::io::Write;
-    let mut f = tempfile::Builder::new().suffix(".ndjson").tempfile().unwrap();
+    let mut f = tempfile::Builder::new()
+        .suffix(".ndjson")
+        .tempfile()
+        .unwrap();
     for i in 0..20_000u32 {
         if i % 2 == 0 {
-            writeln!(f, r#"{{"id":{i},"tags":["a","b{i}"],"user":{{"n":"x\"{i}"}}}}"#).unwrap();
+            writeln!(
+                f,
+                r#"{{"id":{i},"tags":["a","b{i}"],"user":{{"n":"x\"{i}"}}}}"#
+            )
+            .unwrap();
         } else {
-            writeln!(f, r#"{{"user":{{"n":"y"}},"id":{i},"score":{}.25}}"#, i % 13).unwrap();
+            writeln!(
+                f,
+                r#"{{"user":{{"n":"y"}},"id":{i},"score":{}.25}}"#,
+                i % 13
+            )
+            .unwrap();
         }
     }
     f.flush().unwrap();
     let loc = JsonLocator;
     let index = loc.index(f.path(), &IndexOptions::default()).unwrap();
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
     for (start, end) in [(0, 20_000), (3, 4_000), (12_345, 19_999), (7_000, 7_300)] {
         let read = |batch_size| -> Vec<RecordBatch> {
             let request = ReadRequest {
