@@ -1,13 +1,13 @@
 //! [`Locator::read_rows`](crate::Locator::read_rows) of Arrow IPC files: the footer is read
-//! and checked once, then only the record batches holding a wanted row are read (one read
-//! of exactly the batch's bytes each), checked as a full read checks them (on those bytes),
-//! decoded with arrow-ipc's `FileDecoder` and cut down to the wanted rows.
+//! and checked once, then only the record batches holding a wanted row are read: their bytes
+//! are asked of the disk at once, then each is checked as a full read checks it, decoded in
+//! place from the file's memory map by arrow-ipc's `FileDecoder` (no copy) and cut down to
+//! the wanted rows, on the threads of the caller's pool.
 
-use std::fs::File;
 use std::path::Path;
 
 use arrow_array::RecordBatch;
-use arrow_buffer::{Buffer, MutableBuffer};
+use arrow_buffer::Buffer;
 use arrow_ipc::reader::FileDecoder;
 
 use super::{
@@ -18,29 +18,34 @@ use crate::columnar::{self, Projection};
 use crate::error::{Error, Result};
 use crate::locator::RowsRequest;
 use crate::take::{by_block, check_rows, take_rows};
+use crate::text::scan::FileBytes;
+use rayon::prelude::*;
 
-/// Reads the bytes of footer block `b` (checked to lie inside the file by `read_footer`)
-/// into a 64-byte aligned buffer, so that arrow-ipc decodes the batch without copying it.
-fn read_block(path: &Path, file: &File, len: u64, b: &FooterBlock) -> Result<Buffer> {
-    use std::io::{Read, Seek, SeekFrom};
+/// The bytes of footer block `b` (checked here to lie inside the file) as a slice of the
+/// file's memory map, without copying: IPC blocks start 8-byte aligned in a page-aligned map,
+/// so arrow-ipc decodes the batch in place.
+fn block_bytes(path: &Path, map: &bytes::Bytes, b: &FooterBlock) -> Result<Buffer> {
     let n = b.meta_len + b.body_len;
-    if b.offset.checked_add(n).is_none_or(|e| e > len) {
-        return Err(Error::malformed(
+    let len = map.len() as u64;
+    match b.offset.checked_add(n) {
+        // Within the map, so both ends fit in usize.
+        Some(end) if end <= len => Ok(Buffer::from(map.slice(b.offset as usize..end as usize))),
+        _ => Err(Error::malformed(
             path,
             FILE_FORMAT,
             format!("a block of {n} bytes runs past the end of the file ({len} bytes)"),
         )
-        .at_byte(b.offset));
+        .at_byte(b.offset)),
     }
-    let n = usize::try_from(n).map_err(|_| {
-        Error::malformed(path, FILE_FORMAT, format!("a block of {n} bytes")).at_byte(b.offset)
-    })?;
-    let mut buf = MutableBuffer::from_len_zeroed(n);
-    let mut f = file;
-    f.seek(SeekFrom::Start(b.offset))
-        .and_then(|_| f.read_exact(buf.as_slice_mut()))
-        .map_err(|e| Error::io(path, e))?;
-    Ok(buf.into())
+}
+
+/// The memory map of a file as `Bytes` whose slices become Arrow buffers.
+struct Mapped(FileBytes);
+
+impl AsRef<[u8]> for Mapped {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 /// The checks of [`check_block`] on the block's bytes `buf`, already read: the message at
@@ -121,17 +126,36 @@ pub(super) fn read_rows(path: &Path, request: &RowsRequest<'_>) -> Result<Vec<Re
     if let Some(p) = &projection {
         decoder = decoder.with_projection(p.decode.clone());
     }
+    let file_bytes = FileBytes::open(path)?;
+    if file_bytes.len() as u64 != len {
+        return Err(Error::StaleIndex {
+            path: path.to_path_buf(),
+            message: format!(
+                "the file changed while it was read ({len} bytes, then {})",
+                file_bytes.len()
+            ),
+        });
+    }
+    let groups = by_block(request.rows, &blocks);
+    // Only the wanted batches are asked of the disk, all at once (a cold take).
+    file_bytes.prepare_ranges(groups.iter().filter_map(|(index, _)| {
+        let fb = footer.blocks.get(*index)?;
+        let start = usize::try_from(fb.offset).ok()?;
+        let n = usize::try_from(fb.meta_len.checked_add(fb.body_len)?).ok()?;
+        Some(start..start.checked_add(n)?.min(file_bytes.len()))
+    }));
+    let map = bytes::Bytes::from_owner(Mapped(file_bytes));
     for d in &footer.dictionaries {
         check_block(path, &file, len, d)?;
-        let buf = read_block(path, &file, len, d)?;
+        let buf = block_bytes(path, &map, d)?;
         decoder
             .read_dictionary(&ipc_block(d), &buf)
             .map_err(|e| lib(path, FILE_FORMAT, e))?;
     }
-    let mut out = Vec::new();
-    for (index, range) in by_block(request.rows, &blocks) {
+    let one = |(index, range): &(usize, std::ops::Range<usize>)| -> Result<RecordBatch> {
+        let index = *index;
         let (block, fb) = (&blocks[index], &footer.blocks[index]);
-        let buf = read_block(path, &file, len, fb)?;
+        let buf = block_bytes(path, &map, fb)?;
         let msg = check_in_memory(path, fb, &buf).map_err(|e| e.in_block(index as u64))?;
         // The header must fit the schema before arrow-ipc trusts its buffers and lengths.
         let message = arrow_ipc::root_as_message(&msg.meta).map_err(|e| {
@@ -161,11 +185,9 @@ pub(super) fn read_rows(path: &Path, request: &RowsRequest<'_>) -> Result<Vec<Re
                 ),
             });
         }
-        let picked = take_rows(&batch, block.first_row, &request.rows[range])?;
-        out.push(
-            columnar::reorder(projection.as_ref(), picked)
-                .map_err(|e| lib(path, FILE_FORMAT, e))?,
-        );
-    }
-    Ok(out)
+        let picked = take_rows(&batch, block.first_row, &request.rows[range.clone()])?;
+        columnar::reorder(projection.as_ref(), picked).map_err(|e| lib(path, FILE_FORMAT, e))
+    };
+    // The batches are checked and decoded on the threads of the caller's pool, in order.
+    groups.par_iter().map(one).collect()
 }

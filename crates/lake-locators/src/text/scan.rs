@@ -125,6 +125,32 @@ impl FileBytes {
         let _ = range;
     }
 
+    /// Readies the map for reads of `ranges` alone (a take), as [`FileBytes::prepare_read`]
+    /// does for one range: faults read only their page, and the ranges are asked of the disk
+    /// at once. Ranges of more than [`READ_ALONE_BYTES`] in all are only prefetched.
+    pub(crate) fn prepare_ranges(&self, ranges: impl Iterator<Item = std::ops::Range<usize>>) {
+        #[cfg(unix)]
+        if let Some(map) = &self.map {
+            let ranges: Vec<_> = ranges
+                .filter(|r| r.start < r.end && r.end <= map.len())
+                .collect();
+            let total: usize = ranges.iter().map(|r| r.len()).sum();
+            if total <= READ_ALONE_BYTES {
+                let _ = map.advise(memmap2::Advice::Random);
+            }
+            for r in ranges {
+                let mut at = r.start;
+                while at < r.end {
+                    let step = (r.end - at).min(128 << 10);
+                    let _ = map.advise_range(memmap2::Advice::WillNeed, at, step);
+                    at += step;
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = ranges;
+    }
+
     /// Drops this process's mapping of the pages of `range` (`MADV_DONTNEED`), which it has
     /// read: the page cache keeps them, a later read maps them again, and the resident set
     /// of an indexing pass stays within the ranges being read, whatever the file's size.
