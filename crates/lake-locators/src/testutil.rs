@@ -60,3 +60,40 @@ pub(crate) fn read_text(
         .unwrap();
     format!("{batches:?}")
 }
+
+/// Reads rows of the file at `path` with `loc` on a pool of two threads, in one batch (large
+/// enough to be decoded in two halves at once) and in batches too small to share, and checks
+/// that both give the same rows (a file of 20,000 rows).
+pub(crate) fn assert_halves_equal_small_batches(loc: &dyn crate::Locator, path: &std::path::Path) {
+    use crate::locator::{IndexOptions, ReadRequest};
+    let index = loc.index(path, &IndexOptions::default()).unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    for (start, end) in [(0, 20_000), (3, 4_000), (12_345, 19_999), (7_000, 7_300)] {
+        let read = |batch_size| -> Vec<arrow_array::RecordBatch> {
+            let request = ReadRequest {
+                rows: start..end,
+                blocks: Some(&index.blocks),
+                schema: Some(index.schema.clone()),
+                projection: None,
+                batch_size,
+            };
+            pool.install(|| {
+                loc.read(path, &request)
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap()
+            })
+        };
+        let whole = read(100_000);
+        let small = read(200);
+        let concat = |b: &[arrow_array::RecordBatch]| {
+            arrow_select::concat::concat_batches(&index.schema, b).unwrap()
+        };
+        assert_eq!(whole.len(), 1, "rows {start}..{end}");
+        assert_eq!(whole[0].num_rows() as u64, end - start);
+        assert_eq!(concat(&whole), concat(&small), "rows {start}..{end}");
+    }
+}

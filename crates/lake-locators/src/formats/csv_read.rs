@@ -12,7 +12,9 @@ use super::{Opened, field_error, open_mapped};
 use crate::error::{Error, Result};
 use crate::locator::{BatchIter, ReadRequest};
 use crate::text::encoding::{TextEncoding, feed};
-use crate::text::rowread::{decode_in_halves, end_bound, end_on_error, start_block, worth_sharing};
+use crate::text::rowread::{
+    decode_in_halves, end_on_error, prepare_rows, start_block, worth_sharing,
+};
 use crate::text::scan::FileBytes;
 use crate::text::skip::skip_records;
 
@@ -23,17 +25,7 @@ pub(super) fn read_file(
     encoding: TextEncoding,
 ) -> Result<BatchIter> {
     let bytes = FileBytes::open(path)?;
-    // With the map's blocks, the bytes from the checkpoint before the first row to one after
-    // the last are known: asked of the disk at once, before the header is read (a cold slice).
-    if let Some(blocks) = request.blocks
-        && request.rows.end > request.rows.start
-        && let Ok(Some((from, _))) =
-            start_block(path, Some(blocks), request.rows.start, bytes.len())
-    {
-        let to =
-            end_bound(Some(blocks), request.rows.end).map_or(bytes.len(), |e| e.min(bytes.len()));
-        bytes.prepare_read(from..to);
-    }
+    prepare_rows(path, &bytes, request.blocks, &request.rows);
     let o: Opened = open_mapped(
         path,
         bytes,
@@ -154,9 +146,6 @@ impl Iterator for CsvBatches {
 mod tests {
     use std::io::Write;
 
-    use crate::formats::csv::DelimitedLocator;
-    use crate::locator::{IndexOptions, Locator, ReadRequest};
-
     /// Decoded in two halves on two threads (a batch of thousands of records), or in batches
     /// too small to share: the same rows.
     #[test]
@@ -167,36 +156,9 @@ mod tests {
             writeln!(f, "{i},\"a, \"\"quoted\"\"\nline {i}\",{}.5", i % 97).unwrap();
         }
         f.flush().unwrap();
-        let loc = DelimitedLocator;
-        let index = loc.index(f.path(), &IndexOptions::default()).unwrap();
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
-        for (start, end) in [(0, 20_000), (3, 4_000), (12_345, 19_999), (7_000, 7_300)] {
-            let read = |batch_size| -> Vec<arrow_array::RecordBatch> {
-                let request = ReadRequest {
-                    rows: start..end,
-                    blocks: Some(&index.blocks),
-                    schema: Some(index.schema.clone()),
-                    projection: None,
-                    batch_size,
-                };
-                pool.install(|| {
-                    loc.read(f.path(), &request)
-                        .unwrap()
-                        .collect::<Result<_, _>>()
-                        .unwrap()
-                })
-            };
-            let whole = read(100_000);
-            let small = read(200);
-            let concat = |b: &[arrow_array::RecordBatch]| {
-                arrow_select::concat::concat_batches(&index.schema, b).unwrap()
-            };
-            assert_eq!(whole.len(), 1, "rows {start}..{end}");
-            assert_eq!(whole[0].num_rows() as u64, end - start);
-            assert_eq!(concat(&whole), concat(&small), "rows {start}..{end}");
-        }
+        crate::testutil::assert_halves_equal_small_batches(
+            &crate::formats::csv::DelimitedLocator,
+            f.path(),
+        );
     }
 }

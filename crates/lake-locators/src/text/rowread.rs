@@ -10,6 +10,7 @@ use arrow_schema::SchemaRef;
 use crate::columnar::resolve_projection;
 use crate::error::{Error, Result};
 use crate::locator::{Block, FileIndex, IndexOptions, StatsColumns};
+use crate::text::scan::FileBytes;
 
 /// The schema and blocks a read works with: the stored schema of an earlier index (the
 /// caller's blocks then apply), or, for a direct read, a fresh index of the whole file without
@@ -88,9 +89,8 @@ pub(crate) fn start_block(
 /// A byte at or after the end of local row `row - 1`: the first checkpoint (block start or
 /// fine checkpoint) of a row at or after `row`, or `None` when none follows (the end of the
 /// file bounds the read then). With [`start_block`] it bounds the bytes a read of rows
-/// `[start, row)` touches, which are asked of the disk at once ([`FileBytes::prefetch`]).
+/// `[start, row)` touches, which are asked of the disk at once ([`prepare_rows`]).
 ///
-/// [`FileBytes::prefetch`]: crate::text::scan::FileBytes::prefetch
 pub(crate) fn end_bound(blocks: Option<&[Block]>, row: u64) -> Option<usize> {
     let blocks = blocks?;
     let i = blocks.partition_point(|b| b.first_row < row);
@@ -105,6 +105,25 @@ pub(crate) fn end_bound(blocks: Option<&[Block]>, row: u64) -> Option<usize> {
     });
     let next = fine_end.or_else(|| blocks.get(i).and_then(|b| b.first_byte))?;
     usize::try_from(next).ok()
+}
+
+/// Readies the map `bytes` of the file at `path` for a read of local rows `rows` (see
+/// [`FileBytes::prepare_read`]): with the map's blocks, the bytes from the checkpoint before
+/// the first row to the first checkpoint after the last are known, and asked of the disk at
+/// once, before anything else is read (a cold slice).
+pub(crate) fn prepare_rows(
+    path: &Path,
+    bytes: &FileBytes,
+    blocks: Option<&[Block]>,
+    rows: &std::ops::Range<u64>,
+) {
+    if let Some(blocks) = blocks
+        && rows.end > rows.start
+        && let Ok(Some((from, _))) = start_block(path, Some(blocks), rows.start, bytes.len())
+    {
+        let to = end_bound(Some(blocks), rows.end).map_or(bytes.len(), |e| e.min(bytes.len()));
+        bytes.prepare_read(from..to);
+    }
 }
 
 /// Records a batch needs, at least, before its decoding is shared with a second thread

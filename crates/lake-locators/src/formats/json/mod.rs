@@ -32,7 +32,7 @@ use crate::stats::StatsBuilder;
 use crate::text::blocks::{map_fine, regroup};
 use crate::text::infer::{Columns, null_to_utf8};
 use crate::text::rowread::{
-    batch_size, check_stride, decode_in_halves, end_bound, end_on_error, finish_blocks,
+    batch_size, check_stride, decode_in_halves, end_on_error, finish_blocks, prepare_rows,
     projection_indices, schema_for_read, start_block, worth_sharing,
 };
 use crate::text::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks};
@@ -773,17 +773,7 @@ impl Locator for JsonLocator {
 
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
         let data = FileBytes::open(path)?;
-        // The bytes of the wanted rows asked of the disk at once (a cold slice), as the
-        // delimited reads do.
-        if let Some(blocks) = request.blocks
-            && request.rows.end > request.rows.start
-            && let Ok(Some((from, _))) =
-                start_block(path, Some(blocks), request.rows.start, data.len())
-        {
-            let to =
-                end_bound(Some(blocks), request.rows.end).map_or(data.len(), |e| e.min(data.len()));
-            data.prepare_read(from..to);
-        }
+        prepare_rows(path, &data, request.blocks, &request.rows);
         let lay = layout(path, &data);
         let (schema, blocks) =
             schema_for_read(request.schema.as_ref(), |o| index_bytes(path, &data, o))?;

@@ -533,34 +533,5 @@ fn halves_decoded_at_once_equal_one_decoding() {
         }
     }
     f.flush().unwrap();
-    let loc = JsonLocator;
-    let index = loc.index(f.path(), &IndexOptions::default()).unwrap();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .unwrap();
-    for (start, end) in [(0, 20_000), (3, 4_000), (12_345, 19_999), (7_000, 7_300)] {
-        let read = |batch_size| -> Vec<RecordBatch> {
-            let request = ReadRequest {
-                rows: start..end,
-                blocks: Some(&index.blocks),
-                schema: Some(index.schema.clone()),
-                projection: None,
-                batch_size,
-            };
-            pool.install(|| {
-                loc.read(f.path(), &request)
-                    .unwrap()
-                    .collect::<Result<_>>()
-                    .unwrap()
-            })
-        };
-        let whole = read(100_000);
-        let small = read(200);
-        let concat =
-            |b: &[RecordBatch]| arrow_select::concat::concat_batches(&index.schema, b).unwrap();
-        assert_eq!(whole.len(), 1, "rows {start}..{end}");
-        assert_eq!(whole[0].num_rows() as u64, end - start);
-        assert_eq!(concat(&whole), concat(&small), "rows {start}..{end}");
-    }
+    crate::testutil::assert_halves_equal_small_batches(&JsonLocator, f.path());
 }
