@@ -50,3 +50,36 @@ fn views_hold_the_plain_strings() {
     }
     assert!(strings > 0);
 }
+
+/// The estimate of the bytes a scan reads (what the Python package uses to tell a short
+/// call from a long one): nothing for an empty range, at most the lake, and one file's size
+/// at most for a range inside that file; never less for a longer range.
+#[test]
+fn scan_estimates_stay_within_the_files_they_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("id,name\n");
+    for i in 0..5_000 {
+        text.push_str(&format!("{i},\"row, {i}\"\n"));
+    }
+    std::fs::write(dir.path().join("a.csv"), &text).unwrap();
+    std::fs::write(dir.path().join("b.csv"), &text).unwrap();
+    let options = bazan::CreateOptions {
+        stride: 1_000,
+        ..bazan::CreateOptions::default()
+    };
+    let lake = bazan::create_map(dir.path(), &options).unwrap().lake;
+    let size = text.len() as u64;
+    assert_eq!(lake.total_rows(), 10_000);
+    assert_eq!(lake.estimated_scan_bytes(7..7), 0);
+    assert_eq!(lake.estimated_scan_bytes(0..10_000), 2 * size);
+    let one = lake.estimated_scan_bytes(4_000..4_010);
+    assert!(one > 0 && one < size, "{one}");
+    // Both files: more than either alone.
+    assert!(lake.estimated_scan_bytes(4_990..5_010) > one);
+    let mut last = 0;
+    for len in [1, 10, 100, 1_000, 5_000] {
+        let e = lake.estimated_scan_bytes(0..len);
+        assert!(e >= last && e <= size, "{len}: {e}");
+        last = e;
+    }
+}
