@@ -83,3 +83,53 @@ fn scan_estimates_stay_within_the_files_they_read() {
         last = e;
     }
 }
+
+/// A short read decoded in two halves at once comes back as two batches when the file has
+/// every output column, and as one when the file lacks some (its halves are joined before
+/// the missing columns are added as nulls): the same rows either way.
+#[test]
+fn halves_are_joined_when_a_file_lacks_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut wide = String::from("id,note\n");
+    for i in 0..20_000 {
+        wide.push_str(&format!("{i},\"a, \"\"quoted\"\" note\nof row {i}\"\n"));
+    }
+    std::fs::write(dir.path().join("a.csv"), &wide).unwrap();
+    std::fs::write(dir.path().join("b.csv"), "id,extra\n1,x\n").unwrap();
+    let lake = Arc::new(
+        bazan::create_map(dir.path(), &bazan::CreateOptions::default())
+            .unwrap()
+            .lake,
+    );
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let read = |columns: Option<Vec<String>>| {
+        let options = ScanOptions {
+            columns,
+            ..ScanOptions::default()
+        };
+        let schema = lake.scan_schema(&options).unwrap();
+        let batches = pool.install(|| {
+            lake.scan(10_000..13_000, &options)
+                .unwrap()
+                .collect_batches()
+                .unwrap()
+        });
+        let rows: Vec<usize> = batches.iter().map(|b| b.num_rows()).collect();
+        (rows, concat_batches(&schema, &batches).unwrap())
+    };
+    // `a.csv` has both of these: its halves stay apart.
+    let own = Some(vec!["id".to_string(), "note".to_string()]);
+    let (rows, apart) = read(own);
+    assert_eq!(rows, [1_500, 1_500]);
+    // It lacks `extra`: one batch, holding the same id and note values.
+    let (rows, joined) = read(None);
+    assert_eq!(rows, [3_000]);
+    assert_eq!(joined.num_columns(), 3);
+    assert_eq!(joined.column(2).null_count(), 3_000);
+    for i in 0..2 {
+        assert_eq!(joined.column(i).to_data(), apart.column(i).to_data());
+    }
+}

@@ -12,9 +12,7 @@ use super::{Opened, field_error, open_mapped};
 use crate::error::{Error, Result};
 use crate::locator::{BatchIter, ReadRequest};
 use crate::text::encoding::{TextEncoding, feed};
-use crate::text::rowread::{
-    decode_in_halves, end_on_error, prepare_rows, start_block, worth_sharing,
-};
+use crate::text::rowread::{end_on_error, prepare_rows, read_batch, start_block};
 use crate::text::scan::FileBytes;
 use crate::text::skip::skip_records;
 
@@ -64,6 +62,7 @@ pub(super) fn read_file(
         projection: o.projection,
         batch_size,
         encoding: o.encoding,
+        pending: None,
     }))
 }
 
@@ -79,10 +78,15 @@ struct CsvBatches {
     projection: Option<Vec<usize>>,
     batch_size: usize,
     encoding: TextEncoding,
+    /// The second half of a batch decoded in two (see [`read_batch`]), returned next.
+    pending: Option<RecordBatch>,
 }
 
 impl CsvBatches {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        if let Some(batch) = self.pending.take() {
+            return Ok(Some(batch));
+        }
         if self.remaining == 0 || self.pos >= self.data.len() {
             return Ok(None);
         }
@@ -91,26 +95,16 @@ impl CsvBatches {
             skip_records(&self.data, from, records, self.delim)
                 .map_err(|e| field_error(&self.path, self.format, e.into(), None))
         };
-        let (end, got) = skip(self.pos, want)?;
-        if got == 0 {
-            return Ok(None);
-        }
-        // A large batch is decoded in two halves at once: the caller's thread takes the first,
-        // a thread of the pool the second (a deep slice is mostly this decoding).
-        let batch = if worth_sharing(got, end - self.pos) {
-            let (mid, first) = skip(self.pos, got / 2)?;
-            decode_in_halves(
-                &self.path,
-                self.format,
-                || self.decode(self.pos..mid, first),
-                || self.decode(mid..end, got - first),
-            )?
+        let read = read_batch(&self.path, self.format, self.pos, want, skip, |range, n| {
+            self.decode(range, n)
+        })?;
+        self.pos = read.end;
+        self.remaining = if read.records < want {
+            0
         } else {
-            self.decode(self.pos..end, got)?
+            self.remaining - read.records
         };
-        self.pos = end;
-        self.remaining -= got;
-        Ok(batch)
+        Ok(read.split(&mut self.pending))
     }
 
     /// The `records` records in `range` of the text, decoded with arrow-csv.

@@ -7,6 +7,7 @@ use std::io::Write as _;
 use super::*;
 use crate::locator::StatsColumns;
 use crate::testutil::{XorShift, byte_soup, stress_cases};
+use crate::text::blocks::MAP_FINE;
 
 /// Fields of every shape: numbers, text, quoted text with delimiters, doubled quotes and
 /// line breaks, empty fields, non-ASCII.
@@ -181,7 +182,7 @@ fn a_large_file_splits_in_ranges_of_megabytes() {
     assert_eq!(got.map(|g| format!("{g:?}")), Some(want));
 }
 
-/// Strides with fine checkpoints in the map (multiples of 4,096 rows) and block statistics:
+/// Strides with fine checkpoints in the map (multiples of `MAP_FINE` rows) and block statistics:
 /// a split at random range lengths gives exactly the sequential index, whose blocks carry
 /// their fine checkpoints and bounds.
 #[test]
@@ -210,8 +211,8 @@ fn fine_checkpoints_and_block_stats_survive_splits() {
                 let (_, index) = index_bytes(Path::new("t.csv"), &text, &options).unwrap();
                 let first = &index.blocks[0];
                 let fine = first.fine.as_ref().expect("fine checkpoints");
-                assert_eq!(fine.rows, 4096);
-                assert_eq!(fine.bytes.len() as u64, stride / 4096 - 1);
+                assert_eq!(fine.rows, MAP_FINE);
+                assert_eq!(fine.bytes.len() as u64, stride / MAP_FINE - 1);
                 assert!(fine.bytes.windows(2).all(|w| w[0] < w[1]));
                 with_stats += index.blocks.iter().filter(|b| b.stats.is_some()).count();
                 let want = format!("{index:?}");
@@ -273,8 +274,10 @@ fn reads_from_fine_checkpoints_equal_reads_from_the_start() {
     let mut moved = index.blocks.clone();
     let first = moved[0].first_byte.unwrap();
     let fine = moved[0].fine.as_mut().unwrap();
-    let at = (first + fine.bytes[0]) as usize;
-    fine.bytes[0] += text[at..].iter().position(|&b| b == b'\n').unwrap() as u64 + 1;
+    // The fine checkpoint of row 4,096, the one a read of row 4,100 starts from.
+    let k = (4_096 / MAP_FINE - 1) as usize;
+    let at = (first + fine.bytes[k]) as usize;
+    fine.bytes[k] += text[at..].iter().position(|&b| b == b'\n').unwrap() as u64 + 1;
     assert_ne!(read(4_100, Some(&moved[..])), read(4_100, None));
 }
 

@@ -12,10 +12,11 @@ pub(crate) use crate::text::bounds::BlockBounds;
 use crate::text::infer::{ColumnInfer, Columns};
 use std::ops::Range;
 
-/// Rows between two fine checkpoints kept in the map: a read skips at most this many records
-/// past its checkpoint. Each costs a few bytes of the map per 4,096 rows of the file (well
-/// under 1% of any text file's size).
-pub(crate) const MAP_FINE: u64 = 4096;
+/// Rows between two fine checkpoints kept in the map: a read skips fewer records than this
+/// past its checkpoint. Each costs a few bytes of the map per 1,024 rows of the file (well
+/// under 1% of any text file's size). Maps written with another value (4,096 before) still
+/// read: a block's `fine.rows` says its own.
+pub(crate) const MAP_FINE: u64 = 1024;
 
 /// The fine checkpoint stride kept in the map for the stride `stride`, or `None` when blocks
 /// get none: blocks of at most [`MAP_FINE`] rows need none, and a stride that is no multiple
@@ -317,8 +318,10 @@ mod tests {
         assert_eq!(m[0].1.int, Some((-9, 7)));
         assert_eq!(m.len(), 2);
         assert!(m[1].1.is_empty());
-        assert_eq!(map_fine(65_536), Some(4096));
-        assert_eq!(map_fine(4096), None);
+        assert_eq!(map_fine(65_536), Some(1024));
+        assert_eq!(map_fine(4096), Some(1024));
+        assert_eq!(map_fine(1024), None);
+        assert_eq!(map_fine(1536), None);
         assert_eq!(map_fine(10_000), None);
     }
 }

@@ -127,7 +127,7 @@ pub(crate) fn prepare_rows(
 }
 
 /// Records a batch needs, at least, before its decoding is shared with a second thread
-/// ([`decode_in_halves`]).
+/// ([`read_batch`]).
 pub(crate) const SHARED_RECORDS: u64 = 256;
 
 /// Bytes a batch needs, at least, before its decoding is shared: below this the hand-over to
@@ -139,23 +139,82 @@ pub(crate) fn worth_sharing(records: u64, bytes: usize) -> bool {
     records >= SHARED_RECORDS && bytes >= SHARED_BYTES && rayon::current_num_threads() > 1
 }
 
-/// The batch of two halves of a read decoded at once: `first` on the caller's thread, `second`
-/// on a thread of the pool (a deep slice is mostly this decoding), then joined in order.
-pub(crate) fn decode_in_halves<F, G>(
+/// The records of one batch of a row read: where they end, how many there were, and their
+/// rows, in one batch or in two halves decoded at once (see [`read_batch`]).
+pub(crate) struct BatchRead {
+    /// The byte after the last record read.
+    pub end: usize,
+    /// The records read (fewer than wanted only at the end of the text).
+    pub records: u64,
+    /// The rows in order: the first half, and the second when the batch was shared.
+    pub batches: [Option<RecordBatch>; 2],
+}
+
+impl BatchRead {
+    /// The first batch to return now; the second, if any, is left in `pending`.
+    pub(crate) fn split(self, pending: &mut Option<RecordBatch>) -> Option<RecordBatch> {
+        let [a, b] = self.batches;
+        match a {
+            Some(a) => {
+                *pending = b;
+                Some(a)
+            }
+            None => b,
+        }
+    }
+}
+
+/// Reads one batch of up to `want` records from byte `from`: `skip(from, n)` finds the end of
+/// `n` records (and how many there were), `decode(range, n)` decodes the `n` records in
+/// `range`.
+///
+/// A large batch is decoded in two halves at once (a deep slice is mostly this decoding): the
+/// caller's thread skips to the middle record and decodes the first half, while a thread of
+/// the pool skips the second half and decodes it. The halves are returned as two batches,
+/// in order; joining them would copy every value once more.
+pub(crate) fn read_batch<S, D>(
     path: &Path,
     format: &'static str,
-    first: F,
-    second: G,
-) -> Result<Option<RecordBatch>>
+    from: usize,
+    want: u64,
+    skip: S,
+    decode: D,
+) -> Result<BatchRead>
 where
-    F: FnOnce() -> Result<Option<RecordBatch>>,
-    G: FnOnce() -> Result<Option<RecordBatch>> + Send,
+    S: Fn(usize, u64) -> Result<(usize, u64)> + Sync,
+    D: Fn(std::ops::Range<usize>, u64) -> Result<Option<RecordBatch>> + Sync,
 {
+    let decode = |range: std::ops::Range<usize>, n: u64| match n {
+        0 => Ok(None),
+        _ => decode(range, n),
+    };
+    let one = |end: usize, records: u64| -> Result<BatchRead> {
+        Ok(BatchRead {
+            end,
+            records,
+            batches: [decode(from..end, records)?, None],
+        })
+    };
+    if want < SHARED_RECORDS || rayon::current_num_threads() < 2 {
+        let (end, records) = skip(from, want)?;
+        return one(end, records);
+    }
+    let (mid, first) = skip(from, want / 2)?;
+    // The second half is taken to be as long as the first.
+    if first < want / 2 || !worth_sharing(want, (mid - from).saturating_mul(2)) {
+        let (end, second) = skip(mid, want - first)?;
+        return one(end, first + second);
+    }
     let mut tail = None;
     let mut head = None;
     rayon::in_place_scope(|s| {
-        s.spawn(|_| tail = Some(second()));
-        head = Some(first());
+        s.spawn(|_| {
+            tail = Some(
+                skip(mid, want - first)
+                    .and_then(|(end, second)| Ok((end, second, decode(mid..end, second)?))),
+            )
+        });
+        head = Some(decode(from..mid, first));
     });
     let (Some(head), Some(tail)) = (head, tail) else {
         return Err(Error::library(
@@ -164,13 +223,13 @@ where
             "a decoding thread ended without a result",
         ));
     };
-    match (head?, tail?) {
-        (Some(a), Some(b)) => Ok(Some(
-            arrow_select::concat::concat_batches(&a.schema(), [&a, &b])
-                .map_err(|e| Error::library(path, format, e))?,
-        )),
-        (a, b) => Ok(a.or(b)),
-    }
+    let head = head?;
+    let (end, second, tail) = tail?;
+    Ok(BatchRead {
+        end,
+        records: first + second,
+        batches: [head, tail],
+    })
 }
 
 /// Column indices of a projection by name, or `None` for every column.

@@ -32,8 +32,8 @@ use crate::stats::StatsBuilder;
 use crate::text::blocks::{map_fine, regroup};
 use crate::text::infer::{Columns, null_to_utf8};
 use crate::text::rowread::{
-    batch_size, check_stride, decode_in_halves, end_on_error, finish_blocks, prepare_rows,
-    projection_indices, schema_for_read, start_block, worth_sharing,
+    batch_size, check_stride, end_on_error, finish_blocks, prepare_rows, projection_indices,
+    read_batch, schema_for_read, start_block,
 };
 use crate::text::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks};
 use crate::text::scan::{
@@ -826,6 +826,7 @@ impl Locator for JsonLocator {
             schema,
             projection,
             batch_size: batch_size(request.batch_size),
+            pending: None,
         }))
     }
 }
@@ -859,67 +860,63 @@ struct JsonBatches {
     schema: SchemaRef,
     projection: Option<Vec<usize>>,
     batch_size: usize,
+    /// The second half of a batch of lines decoded in two (see [`read_batch`]), returned next.
+    pending: Option<RecordBatch>,
 }
 
 impl JsonBatches {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        if let Some(batch) = self.pending.take() {
+            return Ok(Some(batch));
+        }
         if self.remaining == 0 || self.pos >= self.data.len() {
             return Ok(None);
         }
         let want = self.remaining.min(self.batch_size as u64);
-        let (text, got): (std::borrow::Cow<'_, [u8]>, u64) = if self.array {
-            let mut buf = Vec::new();
-            let mut got = 0;
-            while got < want {
-                match next_element(&self.path, &self.data, self.pos)? {
-                    Some((end, next)) => {
-                        buf.extend_from_slice(&self.data[self.pos..end]);
-                        buf.push(b'\n');
-                        self.pos = next;
-                        got += 1;
-                    }
-                    None => break,
-                }
-            }
-            (buf.into(), got)
-        } else {
-            let (end, got) = skip_lines(&self.data, self.pos, want);
-            let from = self.pos;
-            self.pos = end;
-            self.remaining = if got < want { 0 } else { self.remaining - got };
-            // A large batch of lines is decoded in two halves at once.
-            if worth_sharing(got, end - from) {
-                let (mid, first) = skip_lines(&self.data, from, got / 2);
-                let decode = |range: std::ops::Range<usize>, rows: u64| {
-                    widen::decode(
-                        &self.path,
-                        self.format,
-                        &self.schema,
-                        &self.data[range],
-                        rows as usize,
-                        self.projection.as_deref(),
-                    )
-                };
-                return decode_in_halves(
-                    &self.path,
-                    self.format,
-                    || decode(from..mid, first),
-                    || decode(mid..end, got - first),
-                );
-            }
-            (self.data[from..end].into(), got)
+        let decode = |text: &[u8], rows: u64| {
+            widen::decode(
+                &self.path,
+                self.format,
+                &self.schema,
+                text,
+                rows as usize,
+                self.projection.as_deref(),
+            )
         };
-        if self.array {
-            self.remaining = if got < want { 0 } else { self.remaining - got };
+        if !self.array {
+            let skip = |from: usize, n: u64| Ok(skip_lines(&self.data, from, n));
+            let read = read_batch(
+                &self.path,
+                self.format,
+                self.pos,
+                want,
+                skip,
+                |range, rows| decode(&self.data[range], rows),
+            )?;
+            self.pos = read.end;
+            self.remaining = if read.records < want {
+                0
+            } else {
+                self.remaining - read.records
+            };
+            return Ok(read.split(&mut self.pending));
         }
-        widen::decode(
-            &self.path,
-            self.format,
-            &self.schema,
-            &text,
-            got as usize,
-            self.projection.as_deref(),
-        )
+        // The elements of an array, each copied onto a line of its own.
+        let mut text = Vec::new();
+        let mut got = 0;
+        while got < want {
+            match next_element(&self.path, &self.data, self.pos)? {
+                Some((end, next)) => {
+                    text.extend_from_slice(&self.data[self.pos..end]);
+                    text.push(b'\n');
+                    self.pos = next;
+                    got += 1;
+                }
+                None => break,
+            }
+        }
+        self.remaining = if got < want { 0 } else { self.remaining - got };
+        decode(&text, got)
     }
 }
 

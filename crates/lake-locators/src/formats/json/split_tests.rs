@@ -5,6 +5,7 @@ use std::io::Write as _;
 
 use super::*;
 use crate::testutil::{XorShift, byte_soup, stress_cases};
+use crate::text::blocks::MAP_FINE;
 
 const VALUES: &[&str] = &[
     "0",
@@ -227,7 +228,7 @@ fn split_indexes_equal_the_reference_path() {
     assert!(compared > 50, "{compared} split indexes compared");
 }
 
-/// Strides with fine checkpoints in the map (multiples of 4,096 rows): a split at random
+/// Strides with fine checkpoints in the map (multiples of `MAP_FINE` rows): a split at random
 /// range lengths gives exactly the sequential index, whose blocks carry them; a read from a
 /// fine checkpoint returns the rows a read from the start returns.
 #[test]
@@ -243,7 +244,8 @@ fn fine_checkpoints_survive_splits_and_serve_reads() {
         };
         let index = super::super::index_bytes(Path::new("t.ndjson"), &text, &options).unwrap();
         let fine = index.blocks[0].fine.as_ref().expect("fine checkpoints");
-        assert_eq!((fine.rows, fine.bytes.len()), (4096, 1));
+        assert_eq!(fine.rows, MAP_FINE);
+        assert_eq!(fine.bytes.len() as u64, 8_192 / MAP_FINE - 1);
         let want = format!("{index:?}");
         for _ in 0..3 {
             let chunk = 1_000 + rng.below(text.len() / 2);
