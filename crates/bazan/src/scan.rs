@@ -312,7 +312,8 @@ fn join_short(first: RecordBatch, cur: &mut Current, batch_size: usize) -> Resul
     if parts.len() == 1 {
         return Ok(parts.swap_remove(0));
     }
-    let schema = Arc::clone(parts[0].schema_ref());
+    // Batches of one file may differ in nullability (see `widest_nullability`).
+    let schema = take::widest_nullability(&parts);
     Ok(arrow_select::concat::concat_batches(&schema, &parts)?)
 }
 

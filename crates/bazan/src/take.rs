@@ -127,7 +127,7 @@ impl Lake {
 /// The schema of `batches` (one file's, so the same columns) with a field nullable when it is
 /// nullable in any of them: some readers (orc-rust) declare a column non-nullable in a block
 /// that happens to hold no null, and the batches of several blocks must still concatenate.
-fn widest_nullability(batches: &[RecordBatch]) -> arrow_schema::SchemaRef {
+pub(super) fn widest_nullability(batches: &[RecordBatch]) -> arrow_schema::SchemaRef {
     let first = batches[0].schema();
     let fields: Vec<arrow_schema::FieldRef> = first
         .fields()

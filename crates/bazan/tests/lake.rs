@@ -371,3 +371,74 @@ fn files_without_values_do_not_vote_on_types() {
     assert_eq!((qty.value(0), qty.value(1)), (5, 7));
     assert!(qty.is_null(2) && qty.is_null(3));
 }
+
+/// Every slice of the conformance lake's answer key, with its columns and `_path`: the rows
+/// and the files they come from (`segments`). Its files differ in columns and types, and some
+/// readers declare a column non-nullable in one block and nullable in the next, so the short
+/// batches a scan joins before adding missing columns must be joined at the wider
+/// nullability.
+#[test]
+fn every_slice_of_the_conformance_answer_key() {
+    let corpus = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/conformance/lake"
+    ));
+    let Ok(text) = std::fs::read_to_string(corpus.join("expected.json")) else {
+        println!("skipped: {} is absent", corpus.display());
+        return;
+    };
+    let expected: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    crate::take::copy_tree(&corpus.join("lake"), dir.path());
+    let lake = Arc::new(
+        bazan::create_map(dir.path(), &CreateOptions::default())
+            .unwrap()
+            .lake,
+    );
+    let slices = expected["slices"].as_array().unwrap();
+    for s in slices {
+        let why = s["why"].as_str().unwrap_or("?");
+        let start = s["start"].as_u64().unwrap();
+        let len = s["len"].as_u64().unwrap();
+        let columns = s["columns"].as_array().map(|c| {
+            c.iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        });
+        let options = ScanOptions {
+            columns,
+            with_path: true,
+            ..ScanOptions::default()
+        };
+        let batches = lake
+            .scan(start..start + len, &options)
+            .and_then(|r| r.collect_batches())
+            .unwrap_or_else(|e| panic!("{why}: {e}"));
+        let mut paths: Vec<(String, u64)> = Vec::new();
+        for b in &batches {
+            let col = b.column(b.num_columns() - 1);
+            let col = arrow_cast::cast(col, &DataType::Utf8).unwrap();
+            for p in col.as_string::<i32>().iter() {
+                let p = p.unwrap().to_string();
+                match paths.last_mut() {
+                    Some((last, n)) if *last == p => *n += 1,
+                    _ => paths.push((p, 1)),
+                }
+            }
+        }
+        let want: Vec<(String, u64)> = s["segments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|g| g["len"].as_u64().unwrap() > 0)
+            .map(|g| {
+                (
+                    g["path"].as_str().unwrap().to_string(),
+                    g["len"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(paths, want, "{why}");
+    }
+    assert!(!slices.is_empty());
+}

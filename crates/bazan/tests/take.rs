@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, UInt64Array};
 use bazan::{CreateOptions, ErrorKind, ScanOptions};
 
-fn copy_tree(from: &Path, to: &Path) {
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("dir");
     for e in std::fs::read_dir(from).expect("read dir") {
         let e = e.expect("entry");
