@@ -37,7 +37,7 @@ pub(crate) const MIN_SPLIT: u64 = 16 << 20;
 
 /// The checkpoint stride of the range scans: the real checkpoints are found from these by
 /// skipping fewer than this many records.
-pub(crate) const FINE_STRIDE: u64 = 1024;
+pub(crate) const FINE_STRIDE: u64 = 256;
 
 /// Ranges scanned per thread in one wave.
 const WAVE_PER_THREAD: usize = 4;
