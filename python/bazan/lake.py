@@ -346,6 +346,29 @@ class LakeMap:
         return self._lake.total_bytes
 
     @property
+    def cache_bytes(self) -> int:
+        """The budget of the decoded-block cache that :meth:`take` fills, in bytes of Arrow
+        memory (256 MiB when the map is loaded). Parquet row groups and Arrow record batches
+        that ``take`` touches a second time are decoded whole and kept, least recently used
+        leaving first, so that random takes over and over (a training loop) decode each block
+        once; every take still checks each file's size and mtime against the map. Set it to
+        0 to turn the cache off and empty it."""
+        return self._lake.cache_bytes
+
+    @cache_bytes.setter
+    def cache_bytes(self, budget: int) -> None:
+        if isinstance(budget, bool) or not isinstance(budget, int):
+            raise TypeError(f"cache_bytes must be an int, not {type(budget).__name__}")
+        if budget < 0:
+            raise ValueError(f"cache_bytes must be 0 or more, not {budget}")
+        self._lake.cache_bytes = budget
+
+    @property
+    def cached_bytes(self) -> int:
+        """Bytes of Arrow memory the decoded-block cache holds now."""
+        return self._lake.cached_bytes
+
+    @property
     def fingerprint(self) -> str:
         """The map's fingerprint mode, ``"metadata"`` or ``"blake3"``."""
         return self._lake.fingerprint
@@ -414,7 +437,8 @@ class LakeMap:
     ) -> pa.Table:
         """Global rows ``indices`` (a sequence of ints, a numpy or Arrow integer array;
         negative numbers count from the end; repeats allowed) as a ``pyarrow.Table`` in the
-        order given. Each needed block is decoded at most once per call."""
+        order given. Each needed block is decoded at most once per call; blocks of Parquet and
+        Arrow files touched again are kept decoded (see :attr:`cache_bytes`)."""
         return self._lake.take(_indices(indices), _columns(columns), bool(with_gid), bool(with_path))
 
     def __getitem__(self, key: Union[int, slice]) -> Any:

@@ -174,6 +174,31 @@ def test_take_equals_slices_of_the_same_rows(shared_lake):
         assert t.slice(i, 1).to_pylist() == m.slice(int(rows[i]), 1).to_pylist()
 
 
+def test_take_through_the_decoded_block_cache_gives_the_same_rows(shared_lake):
+    m = shared_lake
+    rng = np.random.default_rng(5)
+    rows = rng.integers(0, m.total_rows, 2_000)
+    assert m.cache_bytes == 256 << 20
+    try:
+        m.cache_bytes = 0
+        want = m.take(rows)
+        assert m.cached_bytes == 0
+        m.cache_bytes = 64 << 20
+        # First touch reads the rows, the second keeps the blocks, the third reads them kept.
+        for _ in range(3):
+            assert m.take(rows).equals(want)
+        assert 0 < m.cached_bytes <= 64 << 20
+        assert m.take(rows, columns=["gid"]).column("gid").equals(want.column("gid"))
+        m.cache_bytes = 0
+        assert m.cached_bytes == 0
+        with pytest.raises(TypeError, match="cache_bytes"):
+            m.cache_bytes = "1 GB"
+        with pytest.raises(ValueError, match="cache_bytes"):
+            m.cache_bytes = -1
+    finally:
+        m.cache_bytes = 256 << 20
+
+
 def test_iter_batches_streams_the_lake_in_bounded_batches(shared_lake):
     m = shared_lake
     reader = m.iter_batches(batch_size=40_000)

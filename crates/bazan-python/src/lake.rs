@@ -280,6 +280,23 @@ impl PyLake {
         self.lake.total_bytes()
     }
 
+    /// The budget of the decoded-block cache that `take` fills (bytes; 0: off).
+    #[getter]
+    fn cache_bytes(&self) -> u64 {
+        self.lake.cache_bytes()
+    }
+
+    #[setter]
+    fn set_cache_bytes(&self, budget: u64) {
+        self.lake.set_cache_bytes(budget);
+    }
+
+    /// Bytes the decoded-block cache holds now.
+    #[getter]
+    fn cached_bytes(&self) -> u64 {
+        self.lake.cached_bytes()
+    }
+
     /// The map's fingerprint mode.
     #[getter]
     fn fingerprint(&self) -> &'static str {

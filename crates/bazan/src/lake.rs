@@ -238,6 +238,7 @@ pub struct RowLocation {
 pub struct Lake {
     pub(crate) map: LakeMap,
     pub(crate) unified: OnceLock<Result<crate::unified::Unified, String>>,
+    pub(crate) cache: crate::block_cache::BlockCache,
 }
 
 impl std::fmt::Debug for Lake {
@@ -252,7 +253,25 @@ impl Lake {
         Lake {
             map,
             unified: OnceLock::new(),
+            cache: crate::block_cache::BlockCache::new(crate::block_cache::DEFAULT_CACHE_BYTES),
         }
+    }
+
+    /// Sets the budget of the decoded-block cache that [`Lake::take`] fills (bytes of Arrow
+    /// memory; [`DEFAULT_CACHE_BYTES`](crate::DEFAULT_CACHE_BYTES) at load, 0 turns it off and
+    /// empties it). Kept blocks over a smaller budget leave at once, least recently used first.
+    pub fn set_cache_bytes(&self, budget: u64) {
+        self.cache.set_budget(budget);
+    }
+
+    /// The budget of the decoded-block cache (see [`Lake::set_cache_bytes`]).
+    pub fn cache_bytes(&self) -> u64 {
+        self.cache.budget()
+    }
+
+    /// The bytes of Arrow memory the decoded-block cache holds now.
+    pub fn cached_bytes(&self) -> u64 {
+        self.cache.bytes()
     }
 
     /// The lake root.

@@ -41,6 +41,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod block_cache;
 mod cancel;
 pub mod error;
 mod handlers;
@@ -54,6 +55,7 @@ mod widen;
 
 pub use arrow_array::{RecordBatch, RecordBatchReader};
 pub use arrow_schema::{ArrowError, Schema, SchemaRef};
+pub use block_cache::DEFAULT_CACHE_BYTES;
 pub use cancel::CancelToken;
 pub use error::{Error, ErrorKind, Result};
 pub use handlers::{handlers, register_handler, registered_extensions, unregister_handler};

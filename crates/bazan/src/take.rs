@@ -10,6 +10,7 @@ use lake_map::HandlerRegistry;
 use rayon::prelude::*;
 
 use super::{Gids, Plan, ScanOptions, conform};
+use crate::block_cache::{Key, Use};
 use crate::cancel::CancelToken;
 use crate::error::{Error, ErrorKind, Result};
 use crate::handlers::handlers;
@@ -92,27 +93,14 @@ impl Lake {
     ) -> Result<FileRows> {
         let e = self.map.entry(i);
         let projection = plan.projection(self, i)?;
-        let read = self
-            .map
-            .read_rows(i, &locals, Some(&projection), registry)?;
-        let got: usize = read.iter().map(RecordBatch::num_rows).sum();
-        if got != locals.len() {
-            return Err(Error::new(
-                ErrorKind::Corrupt,
-                format!(
-                    "{}: the {} reader returned {got} rows for {} chosen rows",
-                    self.root().join(e.path).display(),
-                    e.format,
-                    locals.len()
-                ),
-            ));
-        }
-        // One batch per file: the unified schema may be much wider than the file's, and its
-        // missing columns are built once.
-        let one = match read.as_slice() {
-            [] => return Err(Error::new(ErrorKind::Other, "take: no batch (internal)")),
-            [b] => b.clone(),
-            more => arrow_select::concat::concat_batches(&widest_nullability(more), more)?,
+        let cacheable = self.cache.budget() > 0
+            && registry
+                .for_entry(e.path, e.format)
+                .is_some_and(|h| !h.dynamic && h.locator.decodes_whole_blocks());
+        let one = if cacheable {
+            self.take_cached(registry, i, &locals, projection)?
+        } else {
+            self.take_rows(registry, i, &locals, &projection)?
         };
         let gids = Gids::Rows(e.first_global_row, &locals);
         let batch = conform(plan, &one, gids, e.path)?;
@@ -121,6 +109,240 @@ impl Lake {
             locals,
             batch,
         })
+    }
+
+    /// The rows `locals` (sorted, distinct) of entry `i` in its schema, projected to
+    /// `projection`, as one batch: one `read_rows` of its handler.
+    fn take_rows(
+        &self,
+        registry: &HandlerRegistry,
+        i: usize,
+        locals: &[u64],
+        projection: &[String],
+    ) -> Result<RecordBatch> {
+        let read = self
+            .map
+            .read_rows(i, locals, Some(projection), registry)?;
+        self.check_count(i, &read, locals.len())?;
+        // One batch per file: the unified schema may be much wider than the file's, and its
+        // missing columns are built once.
+        match read.as_slice() {
+            [] => Err(Error::new(ErrorKind::Other, "take: no batch (internal)")),
+            [b] => Ok(b.clone()),
+            more => Ok(arrow_select::concat::concat_batches(
+                &widest_nullability(more),
+                more,
+            )?),
+        }
+    }
+
+    /// An error unless `read` holds `wanted` rows.
+    fn check_count(&self, i: usize, read: &[RecordBatch], wanted: usize) -> Result<()> {
+        let got: usize = read.iter().map(RecordBatch::num_rows).sum();
+        if got == wanted {
+            return Ok(());
+        }
+        let e = self.map.entry(i);
+        Err(Error::new(
+            ErrorKind::Corrupt,
+            format!(
+                "{}: the {} reader returned {got} rows for {wanted} chosen rows",
+                self.root().join(e.path).display(),
+                e.format,
+            ),
+        ))
+    }
+
+    /// [`Lake::take_rows`] through the decoded-block cache (see `block_cache`): kept blocks
+    /// are read from memory, blocks touched before are decoded whole and kept, the others
+    /// read as before; every block at most once, and the file checked against the map first.
+    fn take_cached(
+        &self,
+        registry: &HandlerRegistry,
+        i: usize,
+        locals: &[u64],
+        projection: Vec<String>,
+    ) -> Result<RecordBatch> {
+        let blocks = self.map.blocks(i)?;
+        if blocks.is_empty() {
+            return self.take_rows(registry, i, locals, &projection);
+        }
+        // A kept block is used only while the file is the one the map describes.
+        self.map.check_fresh(i)?;
+        let columns: Arc<[String]> = Arc::from(projection);
+        let groups = lake_locators::take::by_block(locals, &blocks);
+        let (size_bytes, row_count) = {
+            let e = self.map.entry(i);
+            (e.size_bytes, e.row_count)
+        };
+        let key = |block: usize| Key {
+            entry: i,
+            block,
+            columns: Arc::clone(&columns),
+        };
+        // Where each touched block's rows come from.
+        let mut uses: Vec<Use> = Vec::with_capacity(groups.len());
+        let (mut admit, mut rows) = (Vec::new(), Vec::new());
+        for (b, range) in &groups {
+            let block = blocks.get(*b).ok_or_else(|| {
+                Error::new(ErrorKind::Other, "take: a row past the blocks (internal)")
+            })?;
+            // The block's bytes as stored, else its share of the file's.
+            let estimate = block.total_byte_size.unwrap_or_else(|| {
+                (size_bytes as u128 * block.row_count as u128 / row_count.max(1) as u128) as u64
+            });
+            let u = self.cache.lookup(&key(*b), Some(estimate));
+            match u {
+                Use::Admit => admit.extend(block.row_range()),
+                Use::Rows => rows.extend_from_slice(&locals[range.clone()]),
+                Use::Hit(_) => {}
+            }
+            uses.push(u);
+        }
+        // Blocks touched before: decoded whole in one read, cut back into blocks and kept.
+        let mut admitted: Vec<Arc<[RecordBatch]>> = Vec::new();
+        if !admit.is_empty() {
+            let read = self
+                .map
+                .read_rows(i, &admit, Some(&columns), registry)?;
+            self.check_count(i, &read, admit.len())?;
+            let mut cut = Cutter::new(read);
+            for ((b, _), u) in groups.iter().zip(&uses) {
+                if matches!(u, Use::Admit) {
+                    let n = blocks[*b].row_count as usize;
+                    let batches: Arc<[RecordBatch]> = Arc::from(cut.next_rows(n));
+                    self.cache.insert(key(*b), Arc::clone(&batches));
+                    admitted.push(batches);
+                }
+            }
+        }
+        // The other blocks' wanted rows, in one read as without the cache.
+        let read = if rows.is_empty() {
+            Vec::new()
+        } else {
+            let read = self.map.read_rows(i, &rows, Some(&columns), registry)?;
+            self.check_count(i, &read, rows.len())?;
+            read
+        };
+        // Every wanted row's (source batch, row in it), in the order of `locals`.
+        let mut sources: Vec<RecordBatch> = read.clone();
+        let mut picks: Vec<(usize, usize)> = Vec::with_capacity(locals.len());
+        let mut read_at = RowCursor::new(&read, 0);
+        let mut admitted = admitted.into_iter();
+        for ((b, range), u) in groups.iter().zip(uses) {
+            let whole = match u {
+                Use::Hit(batches) => batches,
+                Use::Admit => admitted.next().ok_or_else(|| {
+                    Error::new(ErrorKind::Other, "take: an admitted block (internal)")
+                })?,
+                Use::Rows => {
+                    for _ in range.clone() {
+                        picks.push(read_at.next_row()?);
+                    }
+                    continue;
+                }
+            };
+            let first = blocks[*b].first_row;
+            let mut at = RowCursor::new(&whole, sources.len());
+            sources.extend(whole.iter().cloned());
+            for &local in &locals[range.clone()] {
+                picks.push(at.row((local - first) as usize)?);
+            }
+        }
+        let schema = widest_nullability(&sources);
+        let columns = (0..schema.fields().len())
+            .map(|c| {
+                let arrays: Vec<&dyn arrow_array::Array> =
+                    sources.iter().map(|s| s.column(c).as_ref()).collect();
+                arrow_select::interleave::interleave(&arrays, &picks)
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(picks.len()));
+        Ok(RecordBatch::try_new_with_options(
+            schema, columns, &options,
+        )?)
+    }
+}
+
+/// Cuts a stream of batches into runs of a given number of rows (zero-copy slices).
+struct Cutter {
+    batches: std::vec::IntoIter<RecordBatch>,
+    current: Option<RecordBatch>,
+}
+
+impl Cutter {
+    fn new(batches: Vec<RecordBatch>) -> Self {
+        Cutter {
+            batches: batches.into_iter(),
+            current: None,
+        }
+    }
+
+    /// The next `n` rows (fewer only when the stream ends, which the caller's row count
+    /// check rules out).
+    fn next_rows(&mut self, mut n: usize) -> Vec<RecordBatch> {
+        let mut out = Vec::new();
+        while n > 0 {
+            let Some(b) = self.current.take().or_else(|| self.batches.next()) else {
+                break;
+            };
+            if b.num_rows() <= n {
+                n -= b.num_rows();
+                if b.num_rows() > 0 {
+                    out.push(b);
+                }
+            } else {
+                out.push(b.slice(0, n));
+                self.current = Some(b.slice(n, b.num_rows() - n));
+                n = 0;
+            }
+        }
+        out
+    }
+}
+
+/// Rows of consecutive batches, numbered from 0, as (source index, row in the batch): the
+/// batches are sources `first_source..` of an interleave.
+struct RowCursor {
+    /// Row number (from 0) where each batch starts, and one past the last row.
+    starts: Vec<usize>,
+    first_source: usize,
+    next: usize,
+}
+
+impl RowCursor {
+    fn new(batches: &[RecordBatch], first_source: usize) -> Self {
+        let mut starts = Vec::with_capacity(batches.len() + 1);
+        let mut at = 0;
+        starts.push(0);
+        for b in batches {
+            at += b.num_rows();
+            starts.push(at);
+        }
+        RowCursor {
+            starts,
+            first_source,
+            next: 0,
+        }
+    }
+
+    /// Row `r` of the run.
+    fn row(&mut self, r: usize) -> Result<(usize, usize)> {
+        if r >= *self.starts.last().unwrap_or(&0) {
+            return Err(Error::new(
+                ErrorKind::Other,
+                "take: a row past a kept block (internal)",
+            ));
+        }
+        let k = self.starts.partition_point(|&s| s <= r) - 1;
+        Ok((self.first_source + k, r - self.starts[k]))
+    }
+
+    /// The row after the last one asked with `next_row`.
+    fn next_row(&mut self) -> Result<(usize, usize)> {
+        let r = self.next;
+        self.next += 1;
+        self.row(r)
     }
 }
 

@@ -1,7 +1,8 @@
 //! `Lake::take` against the lake's own scan: a copy of `testdata/lake` (every format, mixed
 //! schemas unified) with a small checkpoint stride, an Arrow IPC file of many batches and a
 //! run-time handler added, taken in random order with repeats, with the virtual columns and
-//! with a projection; a file changed after the map is a stale error.
+//! with a projection, through the decoded-block cache (on, off and small); a file changed
+//! after the map is a stale error, also once its blocks are kept.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -185,13 +186,40 @@ fn take_equals_the_scan_of_every_format() {
             ..Default::default()
         },
     ] {
-        for rows in [&rows[..], &rows[..1], &rows[..0], &rows[rows.len() - 300..]] {
-            let want = reference(&lake, rows, &o);
-            let got = lake.take(rows, &o).expect("take");
-            assert_eq!(got.num_rows(), rows.len());
-            assert_eq!(got, want, "{:?}, {} rows", o.columns, rows.len());
+        // The decoded-block cache on (blocks kept from the second touch, then read from
+        // memory), off, and small enough that kept blocks leave while a take reads: the
+        // same rows every time.
+        for budget in [bazan::DEFAULT_CACHE_BYTES, 0, 16 << 10] {
+            lake.set_cache_bytes(budget);
+            for rows in [
+                &rows[..],
+                &rows[..1],
+                &rows[..0],
+                &rows[rows.len() - 300..],
+                &rows[..],
+                &rows[..],
+            ] {
+                let want = reference(&lake, rows, &o);
+                let got = lake.take(rows, &o).expect("take");
+                assert_eq!(got.num_rows(), rows.len());
+                assert_eq!(got, want, "{:?}, {} rows, budget {budget}", o.columns, rows.len());
+            }
+            if budget == 0 {
+                assert_eq!(lake.cached_bytes(), 0);
+            } else if o.columns.as_deref() != Some(&["_gid".to_string()][..]) {
+                // Parquet row groups and Arrow record batches were kept.
+                assert!(lake.cached_bytes() > 0, "{:?}", o.columns);
+                assert!(lake.cached_bytes() <= budget);
+            }
         }
     }
+    // Back to the default: blocks are kept again from their second touch.
+    lake.set_cache_bytes(bazan::DEFAULT_CACHE_BYTES);
+    for _ in 0..2 {
+        let again = lake.take(&rows, &ScanOptions::default()).expect("take");
+        assert_eq!(again, reference(&lake, &rows, &ScanOptions::default()));
+    }
+    assert!(lake.cached_bytes() > 0);
     bazan::unregister_handler("tkl").expect("unregistered");
 
     // A file changed since the map: its rows are a stale error, never other rows.

@@ -304,6 +304,15 @@ pub trait Locator: Send + Sync {
         false
     }
 
+    /// True when [`Locator::read_rows`] costs about a full decode of every block holding a
+    /// wanted row, however few rows it wants of it (a Parquet row group whose compressed pages
+    /// hold the rows, an Arrow record batch checked whole before it is trusted), so that a
+    /// caller taking rows of the same blocks again and again gains by keeping decoded blocks;
+    /// false (the default) for formats that read only up to the wanted rows.
+    fn decodes_whole_blocks(&self) -> bool {
+        false
+    }
+
     /// Reads local rows of the file as Arrow record batches (see [`ReadRequest`]).
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter>;
 

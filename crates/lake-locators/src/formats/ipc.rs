@@ -365,6 +365,10 @@ fn has_dictionaries(schema: &Schema) -> bool {
 }
 
 impl Locator for ArrowFileLocator {
+    fn decodes_whole_blocks(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         FILE_FORMAT
     }

@@ -42,7 +42,7 @@ pub(crate) fn past_end(path: &Path, row: u64, total: u64) -> Error {
 /// Splits ascending `rows` by the block holding each: `(block index, range of rows)` in
 /// order, one item per touched block. Rows past the last block go with the last block (the
 /// caller checks them against the row count).
-pub(crate) fn by_block(rows: &[u64], blocks: &[Block]) -> Vec<(usize, Range<usize>)> {
+pub fn by_block(rows: &[u64], blocks: &[Block]) -> Vec<(usize, Range<usize>)> {
     let mut out: Vec<(usize, Range<usize>)> = Vec::new();
     let mut i = 0;
     while i < rows.len() {

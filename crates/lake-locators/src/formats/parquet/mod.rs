@@ -39,6 +39,10 @@ const FORMAT: &str = "parquet";
 pub struct ParquetLocator;
 
 impl Locator for ParquetLocator {
+    fn decodes_whole_blocks(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         FORMAT
     }
