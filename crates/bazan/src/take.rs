@@ -77,10 +77,8 @@ impl Lake {
                     })
             })
             .collect::<Result<_>>()?;
-        let refs: Vec<&RecordBatch> = files.iter().map(|f| &f.batch).collect();
-        Ok(arrow_select::interleave::interleave_record_batch(
-            &refs, &picks,
-        )?)
+        let sources: Vec<RecordBatch> = files.into_iter().map(|f| f.batch).collect();
+        interleave_rows(sources[0].schema(), &sources, &picks)
     }
 
     /// The rows `locals` (sorted, distinct) of entry `i`, in the output schema.
@@ -249,19 +247,44 @@ impl Lake {
                 picks.push(at.row((local - first) as usize)?);
             }
         }
-        let schema = widest_nullability(&sources);
-        let columns = (0..schema.fields().len())
-            .map(|c| {
-                let arrays: Vec<&dyn arrow_array::Array> =
-                    sources.iter().map(|s| s.column(c).as_ref()).collect();
-                arrow_select::interleave::interleave(&arrays, &picks)
-            })
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(picks.len()));
-        Ok(RecordBatch::try_new_with_options(
-            schema, columns, &options,
-        )?)
+        interleave_rows(widest_nullability(&sources), &sources, &picks)
     }
+}
+
+/// Rows `picks` (source batch, row) of `sources` (batches of `schema`'s columns), as one
+/// batch of `schema`. A column null in every source becomes one null array, shared by the
+/// columns of its type: rows of a wide unified schema lack most columns in most files, and an
+/// interleave of null arrays goes through arrow's slow generic path.
+fn interleave_rows(
+    schema: arrow_schema::SchemaRef,
+    sources: &[RecordBatch],
+    picks: &[(usize, usize)],
+) -> Result<RecordBatch> {
+    use arrow_array::Array;
+    let n = picks.len();
+    let mut nulls: Vec<(&arrow_schema::DataType, arrow_array::ArrayRef)> = Vec::new();
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for (c, field) in schema.fields().iter().enumerate() {
+        let arrays: Vec<&dyn Array> = sources.iter().map(|s| s.column(c).as_ref()).collect();
+        if arrays.iter().all(|a| a.logical_null_count() == a.len()) {
+            let ty = field.data_type();
+            let a = match nulls.iter().find(|(t, _)| *t == ty) {
+                Some((_, a)) => Arc::clone(a),
+                None => {
+                    let a = arrow_array::new_null_array(ty, n);
+                    nulls.push((ty, Arc::clone(&a)));
+                    a
+                }
+            };
+            columns.push(a);
+        } else {
+            columns.push(arrow_select::interleave::interleave(&arrays, picks)?);
+        }
+    }
+    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(n));
+    Ok(RecordBatch::try_new_with_options(
+        schema, columns, &options,
+    )?)
 }
 
 /// Cuts a stream of batches into runs of a given number of rows (zero-copy slices).

@@ -13,10 +13,11 @@ use crate::text::infer::{ColumnInfer, Columns};
 use std::ops::Range;
 
 /// Rows between two fine checkpoints kept in the map: a read skips fewer records than this
-/// past its checkpoint. Each costs a few bytes of the map per 1,024 rows of the file (well
-/// under 1% of any text file's size). Maps written with another value (4,096 before) still
-/// read: a block's `fine.rows` says its own.
-pub(crate) const MAP_FINE: u64 = 1024;
+/// past its checkpoint. Each costs a few bytes of the map per 256 rows of the file (well
+/// under 1% of any text file's size), and nothing to find: the range scans keep a checkpoint
+/// every [`FINE_STRIDE`](crate::text::split::FINE_STRIDE) rows, the same. Maps written with
+/// another value (4,096, then 1,024 before) still read: a block's `fine.rows` says its own.
+pub(crate) const MAP_FINE: u64 = 256;
 
 /// The fine checkpoint stride kept in the map for the stride `stride`, or `None` when blocks
 /// get none: blocks of at most [`MAP_FINE`] rows need none, and a stride that is no multiple
@@ -318,10 +319,11 @@ mod tests {
         assert_eq!(m[0].1.int, Some((-9, 7)));
         assert_eq!(m.len(), 2);
         assert!(m[1].1.is_empty());
-        assert_eq!(map_fine(65_536), Some(1024));
-        assert_eq!(map_fine(4096), Some(1024));
-        assert_eq!(map_fine(1024), None);
-        assert_eq!(map_fine(1536), None);
+        assert_eq!(map_fine(65_536), Some(256));
+        assert_eq!(map_fine(4096), Some(256));
+        assert_eq!(map_fine(1536), Some(256));
+        assert_eq!(map_fine(256), None);
+        assert_eq!(map_fine(100), None);
         assert_eq!(map_fine(10_000), None);
     }
 }

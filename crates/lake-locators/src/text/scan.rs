@@ -65,6 +65,57 @@ pub fn prefetch_file(path: &Path, len: u64) {
     }
 }
 
+/// Which pages of a span of a map are in memory now (`mincore`, Linux).
+struct Resident {
+    /// Byte offset of the span's first page in the map.
+    start: usize,
+    page: usize,
+    /// Bit 0 of each byte: that page is resident.
+    pages: Vec<u8>,
+}
+
+impl Resident {
+    /// The residency of the pages under `ranges` (within the map), or `None` when the kernel
+    /// does not say (then every range is advised).
+    #[cfg(target_os = "linux")]
+    fn of(map: &memmap2::Mmap, ranges: &[std::ops::Range<usize>]) -> Option<Resident> {
+        let lo = ranges.iter().map(|r| r.start).min()?;
+        let hi = ranges.iter().map(|r| r.end).max()?;
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
+        if page == 0 || hi > map.len() {
+            return None;
+        }
+        let start = lo / page * page;
+        let len = hi - start;
+        let mut pages = vec![0u8; len.div_ceil(page)];
+        // SAFETY: `start` is page-aligned inside the map (whose base is page-aligned) and
+        // `start + len` is within it; `pages` has one byte per page of that span.
+        let rc = unsafe {
+            libc::mincore(
+                map.as_ptr().add(start).cast_mut().cast(),
+                len,
+                pages.as_mut_ptr(),
+            )
+        };
+        (rc == 0).then_some(Resident { start, page, pages })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn of(_map: &memmap2::Mmap, _ranges: &[std::ops::Range<usize>]) -> Option<Resident> {
+        None
+    }
+
+    /// True when every page of `r` (inside the span, not empty) is resident.
+    fn all(&self, r: &std::ops::Range<usize>) -> bool {
+        let first = (r.start - self.start) / self.page;
+        let last = (r.end - 1 - self.start) / self.page;
+        self.pages
+            .get(first..=last)
+            .is_some_and(|p| p.iter().all(|b| b & 1 == 1))
+    }
+}
+
 impl FileBytes {
     /// Faults in the pages of `range` in one kernel call (`MADV_POPULATE_READ`), as
     /// [`FileBytes::open_whole`] does for the whole file, before a thread reads every byte
@@ -123,7 +174,13 @@ impl FileBytes {
                 return;
             }
             let _ = map.advise(memmap2::Advice::Random);
+            // A warm take finds its pages in memory: one `mincore` instead of a `madvise` per
+            // range (a take of 870 Arrow record batches spent a fifth of its time in them).
+            let resident = Resident::of(map, &ranges);
             for r in ranges {
+                if resident.as_ref().is_some_and(|m| m.all(&r)) {
+                    continue;
+                }
                 let mut at = r.start;
                 while at < r.end {
                     let step = (r.end - at).min(128 << 10);
@@ -430,6 +487,28 @@ pub(crate) fn unescape_into(text: &[u8], out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The pages of a file just written and read are resident; ranges ask only of theirs, and
+    /// a take of them still reads the same bytes.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn resident_pages_of_a_file_just_read() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("f.bin");
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &data).expect("write");
+        assert_eq!(std::fs::read(&path).expect("read"), data);
+        let file = FileBytes::open(&path).expect("map");
+        let map = file.map.as_ref().expect("mapped");
+        let ranges = [5..9, 70_000..70_001, 150_000..200_000];
+        let resident = Resident::of(map, &ranges).expect("mincore answers");
+        for r in &ranges {
+            assert!(resident.all(r), "{r:?}");
+        }
+        assert_eq!(resident.start, 0);
+        file.prepare_ranges(ranges.iter().cloned());
+        assert_eq!(&file[150_000..200_000], &data[150_000..]);
+    }
 
     /// The simdutf8 check with std's offset agrees with std alone on every byte soup.
     #[test]
