@@ -348,11 +348,11 @@ class LakeMap:
     @property
     def cache_bytes(self) -> int:
         """The budget of the decoded-block cache that :meth:`take` fills, in bytes of Arrow
-        memory (256 MiB when the map is loaded). Parquet row groups and Arrow record batches
-        that ``take`` touches a second time are decoded whole and kept, least recently used
-        leaving first, so that random takes over and over (a training loop) decode each block
-        once; every take still checks each file's size and mtime against the map. Set it to
-        0 to turn the cache off and empty it."""
+        memory (256 MiB when the map is loaded). Arrow record batches that ``take`` reads (it
+        decodes them whole anyway) and Parquet row groups it touches a second time are kept
+        decoded, least recently used leaving first, so that random takes over and over (a
+        training loop) decode each block once; every take still checks each file's size and
+        mtime against the map. Set it to 0 to turn the cache off and empty it."""
         return self._lake.cache_bytes
 
     @cache_bytes.setter
@@ -437,8 +437,8 @@ class LakeMap:
     ) -> pa.Table:
         """Global rows ``indices`` (a sequence of ints, a numpy or Arrow integer array;
         negative numbers count from the end; repeats allowed) as a ``pyarrow.Table`` in the
-        order given. Each needed block is decoded at most once per call; blocks of Parquet and
-        Arrow files touched again are kept decoded (see :attr:`cache_bytes`)."""
+        order given. Each needed block is decoded at most once per call; Arrow record batches
+        and Parquet row groups touched again are kept decoded (see :attr:`cache_bytes`)."""
         return self._lake.take(_indices(indices), _columns(columns), bool(with_gid), bool(with_path))
 
     def __getitem__(self, key: Union[int, slice]) -> Any:

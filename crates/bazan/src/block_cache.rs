@@ -1,11 +1,13 @@
 //! The decoded-block cache of a [`Lake`](crate::Lake): blocks of the formats whose random
-//! reads cost a whole block's decode (a Parquet row group's compressed pages, an Arrow record
-//! batch checked whole; [`lake_locators::Locator::decodes_whole_blocks`]) kept decoded in
-//! memory after [`Lake::take`](crate::Lake::take) touched them twice, so that a training loop
-//! drawing random rows again and again pays each block's decode once, not once per call.
+//! reads cost about a whole block's decode ([`lake_locators::Locator::rows_cost`]: a Parquet
+//! row group, whose random rows touch nearly every compressed page; an Arrow record batch,
+//! decoded and checked whole) kept decoded in memory once [`Lake::take`](crate::Lake::take)
+//! has touched them, so that a training loop drawing random rows again and again pays each
+//! block's decode once, not once per call.
 //!
-//! - Admission on the second touch: a block touched once is read as before (only its wanted
-//!   rows); one touched again is decoded whole and kept. A one-off take never pays for a
+//! - Admission: a block whose read decodes it whole anyway (`RowsCost::WholeBlock`) is kept
+//!   from its first touch; one whose whole decode costs a few times a read of its rows
+//!   (`RowsCost::MostOfBlock`) from its second, so that a one-off take never pays for a
 //!   whole block it does not need.
 //! - Bounded: the kept blocks' Arrow memory stays within the budget
 //!   ([`DEFAULT_CACHE_BYTES`], [`Lake::set_cache_bytes`](crate::Lake::set_cache_bytes); 0
@@ -99,8 +101,8 @@ impl BlockCache {
     }
 
     /// What to do with block `key`, whose decoded size is about `estimate` bytes (`None`:
-    /// unknown, never kept), noting the touch.
-    pub(crate) fn lookup(&self, key: &Key, estimate: Option<u64>) -> Use {
+    /// unknown, never kept), noting the touch; `first` admits it on its first touch.
+    pub(crate) fn lookup(&self, key: &Key, estimate: Option<u64>, first: bool) -> Use {
         let mut inner = self.lock();
         if inner.budget == 0 {
             return Use::Rows;
@@ -115,7 +117,7 @@ impl BlockCache {
         if !fits {
             return Use::Rows;
         }
-        if inner.seen.remove(key) {
+        if first || inner.seen.remove(key) {
             return Use::Admit;
         }
         if inner.seen.len() >= SEEN_MAX {
@@ -210,32 +212,34 @@ mod tests {
     #[test]
     fn a_block_is_admitted_on_its_second_touch_and_then_hit() {
         let cache = BlockCache::new(1 << 20);
-        assert!(matches!(cache.lookup(&key(1), Some(100)), Use::Rows));
-        assert!(matches!(cache.lookup(&key(1), Some(100)), Use::Admit));
+        assert!(matches!(cache.lookup(&key(1), Some(100), false), Use::Rows));
+        assert!(matches!(cache.lookup(&key(1), Some(100), false), Use::Admit));
         cache.insert(key(1), batch(10));
-        match cache.lookup(&key(1), Some(100)) {
+        match cache.lookup(&key(1), Some(100), false) {
             Use::Hit(b) => assert_eq!(b[0].num_rows(), 10),
             _ => panic!("expected a hit"),
         }
+        // A block whose read decodes it whole anyway is admitted on its first touch.
+        assert!(matches!(cache.lookup(&key(5), Some(100), true), Use::Admit));
         // Another projection is another block.
         let mut other = key(1);
         other.columns = Arc::from(Vec::<String>::new());
-        assert!(matches!(cache.lookup(&other, Some(100)), Use::Rows));
+        assert!(matches!(cache.lookup(&other, Some(100), false), Use::Rows));
     }
 
     #[test]
     fn unknown_or_large_blocks_and_a_zero_budget_are_never_kept() {
         let cache = BlockCache::new(8_000);
         for _ in 0..3 {
-            assert!(matches!(cache.lookup(&key(1), None), Use::Rows));
-            assert!(matches!(cache.lookup(&key(2), Some(1_001)), Use::Rows));
+            assert!(matches!(cache.lookup(&key(1), None, false), Use::Rows));
+            assert!(matches!(cache.lookup(&key(2), Some(1_001), false), Use::Rows));
         }
         // Over an eighth of the budget once decoded: not kept.
         cache.insert(key(3), batch(1_000));
         assert_eq!(cache.bytes(), 0);
         cache.set_budget(0);
-        assert!(matches!(cache.lookup(&key(4), Some(1)), Use::Rows));
-        assert!(matches!(cache.lookup(&key(4), Some(1)), Use::Rows));
+        assert!(matches!(cache.lookup(&key(4), Some(1), false), Use::Rows));
+        assert!(matches!(cache.lookup(&key(4), Some(1), false), Use::Rows));
     }
 
     #[test]
@@ -248,12 +252,12 @@ mod tests {
         }
         assert_eq!(cache.bytes(), 12 * one);
         // Touch block 0, then add one more: block 1, the least recently used, leaves.
-        assert!(matches!(cache.lookup(&key(0), Some(1)), Use::Hit(_)));
+        assert!(matches!(cache.lookup(&key(0), Some(1), false), Use::Hit(_)));
         cache.insert(key(12), batch(100));
         assert!(cache.bytes() <= cache.budget());
-        assert!(matches!(cache.lookup(&key(0), Some(1)), Use::Hit(_)));
-        assert!(!matches!(cache.lookup(&key(1), Some(1)), Use::Hit(_)));
-        assert!(matches!(cache.lookup(&key(12), Some(1)), Use::Hit(_)));
+        assert!(matches!(cache.lookup(&key(0), Some(1), false), Use::Hit(_)));
+        assert!(!matches!(cache.lookup(&key(1), Some(1), false), Use::Hit(_)));
+        assert!(matches!(cache.lookup(&key(12), Some(1), false), Use::Hit(_)));
         cache.set_budget(one * 8 + one);
         assert!(cache.bytes() <= one * 9);
     }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use lake_locators::RowsCost;
 use lake_map::HandlerRegistry;
 use rayon::prelude::*;
 
@@ -91,14 +92,14 @@ impl Lake {
     ) -> Result<FileRows> {
         let e = self.map.entry(i);
         let projection = plan.projection(self, i)?;
-        let cacheable = self.cache.budget() > 0
-            && registry
-                .for_entry(e.path, e.format)
-                .is_some_and(|h| !h.dynamic && h.locator.decodes_whole_blocks());
-        let one = if cacheable {
-            self.take_cached(registry, i, &locals, projection)?
-        } else {
-            self.take_rows(registry, i, &locals, &projection)?
+        let cost = match registry.for_entry(e.path, e.format) {
+            Some(h) if !h.dynamic && self.cache.budget() > 0 => h.locator.rows_cost(),
+            _ => RowsCost::Rows,
+        };
+        let one = match cost {
+            RowsCost::Rows => self.take_rows(registry, i, &locals, &projection)?,
+            RowsCost::MostOfBlock => self.take_cached(registry, i, &locals, projection, false)?,
+            RowsCost::WholeBlock => self.take_cached(registry, i, &locals, projection, true)?,
         };
         let gids = Gids::Rows(e.first_global_row, &locals);
         let batch = conform(plan, &one, gids, e.path)?;
@@ -152,14 +153,16 @@ impl Lake {
     }
 
     /// [`Lake::take_rows`] through the decoded-block cache (see `block_cache`): kept blocks
-    /// are read from memory, blocks touched before are decoded whole and kept, the others
-    /// read as before; every block at most once, and the file checked against the map first.
+    /// are read from memory, blocks admitted now (touched before, or on the first touch when
+    /// `first`) are decoded whole and kept, the others read as before; every block at most
+    /// once, and the file checked against the map first.
     fn take_cached(
         &self,
         registry: &HandlerRegistry,
         i: usize,
         locals: &[u64],
         projection: Vec<String>,
+        first: bool,
     ) -> Result<RecordBatch> {
         let blocks = self.map.blocks(i)?;
         if blocks.is_empty() {
@@ -189,7 +192,7 @@ impl Lake {
             let estimate = block.total_byte_size.unwrap_or_else(|| {
                 (size_bytes as u128 * block.row_count as u128 / row_count.max(1) as u128) as u64
             });
-            let u = self.cache.lookup(&key(*b), Some(estimate));
+            let u = self.cache.lookup(&key(*b), Some(estimate), first);
             match u {
                 Use::Admit => admit.extend(block.row_range()),
                 Use::Rows => rows.extend_from_slice(&locals[range.clone()]),

@@ -51,6 +51,6 @@ pub use formats::{avro, csv, ipc, json, msgpack, orc, parquet, xlsx};
 pub use locator::take;
 pub use locator::{
     BatchIter, Block, ColumnChunk, ColumnStats, DEFAULT_STRIDE, FileIndex, FineCheckpoints,
-    IndexOptions, Locator, PageLocation, ReadRequest, RowsRequest, Stats, StatsColumns,
+    IndexOptions, Locator, PageLocation, ReadRequest, RowsCost, RowsRequest, Stats, StatsColumns,
 };
 pub use text::scan::prefetch_file;

@@ -278,6 +278,22 @@ impl<'a> RowsRequest<'a> {
     }
 }
 
+/// What [`Locator::read_rows`] of a few rows of a block costs next to a read of the whole
+/// block ([`Locator::rows_cost`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowsCost {
+    /// Only up to the wanted rows is read (the row formats, from a checkpoint): a whole
+    /// block costs far more.
+    Rows,
+    /// About the whole block's decode, though only the wanted values are built (a Parquet
+    /// row group: random rows touch nearly every compressed page); a whole read costs a few
+    /// times more.
+    MostOfBlock,
+    /// The whole block's decode: every touched block is decoded and checked whole, then cut
+    /// down (an Arrow record batch), so a whole read costs the same.
+    WholeBlock,
+}
+
 /// Record batches returned by [`Locator::read`].
 pub type BatchIter = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
 
@@ -304,13 +320,11 @@ pub trait Locator: Send + Sync {
         false
     }
 
-    /// True when [`Locator::read_rows`] costs about a full decode of every block holding a
-    /// wanted row, however few rows it wants of it (a Parquet row group whose compressed pages
-    /// hold the rows, an Arrow record batch checked whole before it is trusted), so that a
-    /// caller taking rows of the same blocks again and again gains by keeping decoded blocks;
-    /// false (the default) for formats that read only up to the wanted rows.
-    fn decodes_whole_blocks(&self) -> bool {
-        false
+    /// What [`Locator::read_rows`] of a few rows of a block costs next to a read of the
+    /// whole block, which tells a caller taking rows of the same blocks again and again
+    /// whether keeping decoded blocks pays (see [`RowsCost`]).
+    fn rows_cost(&self) -> RowsCost {
+        RowsCost::Rows
     }
 
     /// Reads local rows of the file as Arrow record batches (see [`ReadRequest`]).

@@ -365,8 +365,8 @@ fn has_dictionaries(schema: &Schema) -> bool {
 }
 
 impl Locator for ArrowFileLocator {
-    fn decodes_whole_blocks(&self) -> bool {
-        true
+    fn rows_cost(&self) -> crate::locator::RowsCost {
+        crate::locator::RowsCost::WholeBlock
     }
 
     fn name(&self) -> &str {

@@ -39,8 +39,8 @@ const FORMAT: &str = "parquet";
 pub struct ParquetLocator;
 
 impl Locator for ParquetLocator {
-    fn decodes_whole_blocks(&self) -> bool {
-        true
+    fn rows_cost(&self) -> crate::locator::RowsCost {
+        crate::locator::RowsCost::MostOfBlock
     }
 
     fn name(&self) -> &str {
