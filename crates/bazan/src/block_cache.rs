@@ -167,19 +167,19 @@ fn memory(batch: &RecordBatch) -> u64 {
 }
 
 impl Inner {
-    /// Drops least recently used blocks until the kept bytes are within the budget.
+    /// Drops least recently used blocks until the kept bytes are within the budget, and a
+    /// tenth of it more: the blocks are sorted by use once per tenth of the budget freed, not
+    /// once per block kept.
     fn evict(&mut self) {
         if self.bytes <= self.budget {
             return;
         }
-        let mut order: Vec<(u64, Key)> = self
-            .kept
-            .iter()
-            .map(|(k, s)| (s.used, k.clone()))
-            .collect();
+        let target = self.budget - self.budget / 10;
+        let mut order: Vec<(u64, Key)> =
+            self.kept.iter().map(|(k, s)| (s.used, k.clone())).collect();
         order.sort_unstable_by_key(|(used, _)| *used);
         for (_, key) in order {
-            if self.bytes <= self.budget {
+            if self.bytes <= target {
                 break;
             }
             if let Some(slot) = self.kept.remove(&key) {
@@ -213,7 +213,10 @@ mod tests {
     fn a_block_is_admitted_on_its_second_touch_and_then_hit() {
         let cache = BlockCache::new(1 << 20);
         assert!(matches!(cache.lookup(&key(1), Some(100), false), Use::Rows));
-        assert!(matches!(cache.lookup(&key(1), Some(100), false), Use::Admit));
+        assert!(matches!(
+            cache.lookup(&key(1), Some(100), false),
+            Use::Admit
+        ));
         cache.insert(key(1), batch(10));
         match cache.lookup(&key(1), Some(100), false) {
             Use::Hit(b) => assert_eq!(b[0].num_rows(), 10),
@@ -232,7 +235,10 @@ mod tests {
         let cache = BlockCache::new(8_000);
         for _ in 0..3 {
             assert!(matches!(cache.lookup(&key(1), None, false), Use::Rows));
-            assert!(matches!(cache.lookup(&key(2), Some(1_001), false), Use::Rows));
+            assert!(matches!(
+                cache.lookup(&key(2), Some(1_001), false),
+                Use::Rows
+            ));
         }
         // Over an eighth of the budget once decoded: not kept.
         cache.insert(key(3), batch(1_000));
@@ -251,13 +257,23 @@ mod tests {
             cache.insert(key(b), batch(100));
         }
         assert_eq!(cache.bytes(), 12 * one);
-        // Touch block 0, then add one more: block 1, the least recently used, leaves.
+        // Touch block 0, then add one more: the least recently used leave (blocks 1, 2 and
+        // 3), down to nine tenths of the budget (10.8 blocks: 10 kept).
         assert!(matches!(cache.lookup(&key(0), Some(1), false), Use::Hit(_)));
         cache.insert(key(12), batch(100));
-        assert!(cache.bytes() <= cache.budget());
+        assert_eq!(cache.bytes(), 10 * one);
         assert!(matches!(cache.lookup(&key(0), Some(1), false), Use::Hit(_)));
-        assert!(!matches!(cache.lookup(&key(1), Some(1), false), Use::Hit(_)));
-        assert!(matches!(cache.lookup(&key(12), Some(1), false), Use::Hit(_)));
+        for gone in 1..=3 {
+            assert!(!matches!(
+                cache.lookup(&key(gone), Some(1), false),
+                Use::Hit(_)
+            ));
+        }
+        assert!(matches!(cache.lookup(&key(4), Some(1), false), Use::Hit(_)));
+        assert!(matches!(
+            cache.lookup(&key(12), Some(1), false),
+            Use::Hit(_)
+        ));
         cache.set_budget(one * 8 + one);
         assert!(cache.bytes() <= one * 9);
     }

@@ -119,9 +119,7 @@ impl Lake {
         locals: &[u64],
         projection: &[String],
     ) -> Result<RecordBatch> {
-        let read = self
-            .map
-            .read_rows(i, locals, Some(projection), registry)?;
+        let read = self.map.read_rows(i, locals, Some(projection), registry)?;
         self.check_count(i, &read, locals.len())?;
         // One batch per file: the unified schema may be much wider than the file's, and its
         // missing columns are built once.
@@ -203,9 +201,7 @@ impl Lake {
         // Blocks touched before: decoded whole in one read, cut back into blocks and kept.
         let mut admitted: Vec<Arc<[RecordBatch]>> = Vec::new();
         if !admit.is_empty() {
-            let read = self
-                .map
-                .read_rows(i, &admit, Some(&columns), registry)?;
+            let read = self.map.read_rows(i, &admit, Some(&columns), registry)?;
             self.check_count(i, &read, admit.len())?;
             let mut cut = Cutter::new(read);
             for ((b, _), u) in groups.iter().zip(&uses) {

@@ -202,7 +202,13 @@ fn take_equals_the_scan_of_every_format() {
                 let want = reference(&lake, rows, &o);
                 let got = lake.take(rows, &o).expect("take");
                 assert_eq!(got.num_rows(), rows.len());
-                assert_eq!(got, want, "{:?}, {} rows, budget {budget}", o.columns, rows.len());
+                assert_eq!(
+                    got,
+                    want,
+                    "{:?}, {} rows, budget {budget}",
+                    o.columns,
+                    rows.len()
+                );
             }
             if budget == 0 {
                 assert_eq!(lake.cached_bytes(), 0);

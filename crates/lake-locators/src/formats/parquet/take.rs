@@ -100,6 +100,11 @@ pub(super) fn read_rows<R: ChunkReader + 'static>(
                 let mut selectors = Vec::new();
                 for (g, range) in part {
                     let block = &file_blocks[*g];
+                    // Every row of the group (ascending, distinct, inside it): one selector.
+                    if range.len() as u64 == block.row_count {
+                        push(&mut selectors, false, range.len());
+                        continue;
+                    }
                     let mut at = block.first_row;
                     for &r in &rows[range.clone()] {
                         push(&mut selectors, true, (r - at) as usize);
