@@ -131,14 +131,16 @@ def split_rows(m, rows):
 # --- 2. deep slice in the big CSV ---------------------------------------------------------------
 
 
-def slice_peers(lake: Path, m, threads: int, results: dict, quick: bool):
+def slice_peers(lake: Path, m, threads: int, results: dict):
     entries = m.entries().to_pylist()
     e = [x for x in entries if x["path"] == BIG_CSV][0]
     local = int(e["row_count"] * 0.9)
     start = e["first_global_row"] + local
     # A warm slice takes about a millisecond, and its best of 5 moved by 40% between runs on
-    # a busy machine; 30 runs give a stable best (xtask times the facade side 30 times too).
-    runs = 3 if quick else 30
+    # a busy machine; 30 runs give a stable best, for bazan, polars (30 ms a run) and xtask's
+    # facade side alike, also with --quick (a best of 3 against xtask's best of 30 counted
+    # the spread of three runs as binding overhead).
+    runs = 30
     out = {"file": BIG_CSV, "file_mb": e["size_bytes"] / 1e6, "local_row": local, "len": 1000}
     path = str(lake / BIG_CSV)
     # The peers return the file's own columns; so does this slice (the lake's unified schema
@@ -180,7 +182,7 @@ def slice_peers(lake: Path, m, threads: int, results: dict, quick: bool):
         t = time.perf_counter()
         pol()
         out["polars_cold_s"] = time.perf_counter() - t
-        out["polars_warm_s"], _, n = best(pol, 3)
+        out["polars_warm_s"], _, n = best(pol, runs)
         assert n == 1000, n
     except ImportError:
         out["polars"] = "peer unavailable"
@@ -208,7 +210,7 @@ def slice_peers(lake: Path, m, threads: int, results: dict, quick: bool):
         out["duckdb"] = "peer unavailable"
     results["deep_slice"] = out
     # For xtask's Rust-side measurement of the same call.
-    results["binding"] = {"start": start, "len": 1000, "columns": own,
+    results["binding"] = {"start": start, "len": 1000, "columns": own, "runs": runs,
                           "python_best_s": out["bazan_warm_s"],
                           "python_median_s": out["bazan_warm_median_s"],
                           "python_all_columns_best_s": out["bazan_all_columns_warm_s"],
@@ -349,7 +351,7 @@ def main() -> int:
     results["first_256"] = first
     print("1. fresh lake -> 256 random rows:", json.dumps(first))
 
-    slice_peers(lake, m, a.threads, results, a.quick)
+    slice_peers(lake, m, a.threads, results)
     print("2. deep 1,000-row slice:", json.dumps(results["deep_slice"]))
 
     import bazan.lake as bl

@@ -73,6 +73,7 @@ pub fn run() -> anyhow::Result<()> {
         .iter()
         .filter_map(|c| c.as_str().map(String::from))
         .collect();
+    let runs = b["runs"].as_u64().unwrap_or(30);
     let map = Arc::new(bazan::load_map(&lake)?);
     let facade = |columns: Option<Vec<String>>| -> anyhow::Result<f64> {
         let options = bazan::ScanOptions {
@@ -83,7 +84,7 @@ pub fn run() -> anyhow::Result<()> {
         // As many runs as bench.py gives the Python side of the same slice. Each run frees
         // its result before the clock stops, as the Python side does (`.num_rows` of a table
         // that is dropped on return).
-        for _ in 0..30 {
+        for _ in 0..runs {
             let t = Instant::now();
             let batches = map.scan(start..start + len, &options)?.collect_batches()?;
             let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
