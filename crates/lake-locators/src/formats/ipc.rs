@@ -12,15 +12,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use arrow_ipc::reader::{FileDecoder, FileReader, StreamReader};
+use arrow_ipc::reader::{FileReader, StreamReader};
 use arrow_schema::{DataType, Schema, SchemaRef};
 
 use crate::columnar::{self, Projection, Trim};
 use crate::error::{Error, Result};
 use crate::locator::{
-    BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, RowsRequest, StatsColumns,
+    BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, RowsRequest,
 };
-use crate::stats::StatsBuilder;
 use crate::text::scan::FileBytes;
 
 const FILE_FORMAT: &str = "arrow_ipc";
@@ -327,36 +326,6 @@ fn lib(path: &Path, format: &'static str, e: arrow_schema::ArrowError) -> Error 
     Error::library(path, format, e)
 }
 
-/// Statistics from decoded batches of the wanted columns only.
-fn data_stats(
-    schema: &SchemaRef,
-    wanted: &StatsColumns,
-    batches: impl Iterator<Item = Result<RecordBatch>>,
-) -> Result<crate::locator::Stats> {
-    let mut builder = StatsBuilder::new(schema, wanted);
-    for batch in batches {
-        builder.update(&batch?);
-    }
-    Ok(builder.finish())
-}
-
-/// Columns that need statistics, as file column indices.
-fn stats_projection(schema: &Schema, wanted: &StatsColumns) -> Vec<usize> {
-    schema
-        .fields()
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| {
-            wanted.wants(f.name())
-                && matches!(
-                    f.data_type(),
-                    DataType::Int64 | DataType::Float64 | DataType::Utf8 | DataType::LargeUtf8
-                )
-        })
-        .map(|(i, _)| i)
-        .collect()
-}
-
 fn has_dictionaries(schema: &Schema) -> bool {
     schema
         .flattened_fields()
@@ -392,65 +361,13 @@ impl Locator for ArrowFileLocator {
             let stats = if options.stats.is_none() {
                 None
             } else {
-                let cols = stats_projection(&schema, &options.stats);
-                if cols.is_empty() {
-                    Some(Default::default())
-                } else {
-                    footer.check(path, &file, len, 0..footer.blocks.len())?;
-                    // The readers report the whole file schema; the batches hold the projection.
-                    let projected = Arc::new(
-                        schema
-                            .project(&cols)
-                            .map_err(|e| Error::Schema(e.to_string()))?,
-                    );
-                    // Decoded straight from a memory map: the batches' buffers are slices of
-                    // the map, nothing is copied. Each batch's pages are dropped from this
-                    // process once its bounds are taken, so the resident set stays one batch
-                    // whatever the file's size.
-                    let map = FileBytes::open(path)?;
-                    let bytes = map.to_buffer();
-                    if bytes.len() as u64 != len {
-                        return Err(Error::malformed(
-                            path,
-                            FILE_FORMAT,
-                            "the file changed size while it was being indexed",
-                        ));
-                    }
-                    // The footer blocks were checked to lie inside the file.
-                    let message = |b: &FooterBlock| {
-                        let block = arrow_ipc::Block::new(
-                            b.offset as i64,
-                            b.meta_len as i32,
-                            b.body_len as i64,
-                        );
-                        let data = bytes.slice_with_length(
-                            b.offset as usize,
-                            (b.meta_len + b.body_len) as usize,
-                        );
-                        (block, data)
-                    };
-                    let mut decoder = FileDecoder::new(schema.clone(), footer.version)
-                        .with_projection(cols.clone());
-                    for b in &footer.dictionaries {
-                        let (block, data) = message(b);
-                        decoder
-                            .read_dictionary(&block, &data)
-                            .map_err(|e| lib(path, FILE_FORMAT, e))?;
-                    }
-                    let mut builder = StatsBuilder::new(&projected, &options.stats);
-                    for b in &footer.blocks {
-                        let (block, data) = message(b);
-                        let batch = decoder
-                            .read_record_batch(&block, &data)
-                            .map_err(|e| lib(path, FILE_FORMAT, e))?;
-                        if let Some(batch) = batch {
-                            builder.update(&batch);
-                        }
-                        let at = b.offset as usize;
-                        map.release(at..at + (b.meta_len + b.body_len) as usize);
-                    }
-                    Some(builder.finish())
-                }
+                Some(stats::file_stats(
+                    path,
+                    &file,
+                    len,
+                    &footer,
+                    &options.stats,
+                )?)
             };
             Ok(FileIndex {
                 format: FILE_FORMAT.into(),
@@ -550,6 +467,9 @@ impl Locator for ArrowFileLocator {
 
 #[path = "ipc_take.rs"]
 mod take;
+
+#[path = "ipc_stats.rs"]
+mod stats;
 
 /// One message of an IPC stream: where it starts, its total length, and its flatbuffer.
 struct StreamMessage {
@@ -831,7 +751,7 @@ impl Locator for ArrowStreamLocator {
             let stats = if options.stats.is_none() {
                 None
             } else {
-                let cols = stats_projection(&layout.schema, &options.stats);
+                let cols = stats::stats_projection(&layout.schema, &options.stats);
                 if cols.is_empty() {
                     Some(Default::default())
                 } else {
@@ -845,7 +765,7 @@ impl Locator for ArrowStreamLocator {
                             .map_err(|e| Error::Schema(e.to_string()))?,
                     );
                     let batches = reader.map(|r| r.map_err(|e| lib(path, STREAM_FORMAT, e)));
-                    Some(data_stats(&projected, &options.stats, batches)?)
+                    Some(stats::data_stats(&projected, &options.stats, batches)?)
                 }
             };
             Ok(FileIndex {
