@@ -12,7 +12,7 @@ use super::{Opened, field_error, open_mapped};
 use crate::error::{Error, Result};
 use crate::locator::{BatchIter, ReadRequest};
 use crate::text::encoding::{TextEncoding, feed};
-use crate::text::rowread::{end_on_error, prepare_rows, read_batch, start_block};
+use crate::text::rowread::{KnownStarts, end_on_error, prepare_rows, read_batch, start_block};
 use crate::text::scan::FileBytes;
 use crate::text::skip::skip_records;
 
@@ -51,7 +51,10 @@ pub(super) fn read_file(
         request.batch_size
     };
     let (format, delim) = (h.format, h.delim);
+    let known = KnownStarts::new(blocks, &request.rows, data.len());
     Ok(Box::new(CsvBatches {
+        row: request.rows.start,
+        known,
         path: path.to_path_buf(),
         format,
         data: o.data,
@@ -72,6 +75,10 @@ struct CsvBatches {
     format: &'static str,
     data: Text,
     pos: usize,
+    /// The local row of the record at `pos`.
+    row: u64,
+    /// Record starts the map knows inside the read.
+    known: KnownStarts,
     remaining: u64,
     delim: u8,
     schema: SchemaRef,
@@ -95,10 +102,18 @@ impl CsvBatches {
             skip_records(&self.data, from, records, self.delim)
                 .map_err(|e| field_error(&self.path, self.format, e.into(), None))
         };
-        let read = read_batch(&self.path, self.format, self.pos, want, skip, |range, n| {
-            self.decode(range, n)
-        })?;
+        let middle = self.known.middle(self.row, want);
+        let read = read_batch(
+            &self.path,
+            self.format,
+            self.pos,
+            want,
+            middle,
+            skip,
+            |range, n| self.decode(range, n),
+        )?;
         self.pos = read.end;
+        self.row += read.records;
         self.remaining = if read.records < want {
             0
         } else {

@@ -126,6 +126,60 @@ pub(crate) fn prepare_rows(
     }
 }
 
+/// Record starts a read knows from the map: the `(local row, byte)` of every block start and
+/// fine checkpoint of a row in `rows` after its first, in order. [`read_batch`] splits a batch
+/// for two threads at the one nearest its middle instead of skipping half the batch first.
+#[derive(Debug, Default)]
+pub(crate) struct KnownStarts(Vec<(u64, usize)>);
+
+impl KnownStarts {
+    /// The starts of `blocks` (`None`: no index, none known) inside `rows`, within `len` bytes.
+    pub(crate) fn new(blocks: Option<&[Block]>, rows: &std::ops::Range<u64>, len: usize) -> Self {
+        let mut out = Vec::new();
+        let inside = |row: u64| row > rows.start && row < rows.end;
+        let Some(blocks) = blocks else {
+            return KnownStarts(out);
+        };
+        let from = blocks
+            .partition_point(|b| b.first_row <= rows.start)
+            .saturating_sub(1);
+        for b in blocks.get(from..).unwrap_or_default() {
+            if b.first_row >= rows.end {
+                break;
+            }
+            let Some(first) = b.first_byte else { continue };
+            let mut push = |row: u64, byte: u64| {
+                if inside(row)
+                    && let Ok(byte) = usize::try_from(byte)
+                    && byte <= len
+                {
+                    out.push((row, byte));
+                }
+            };
+            push(b.first_row, first);
+            if let Some(fine) = b.fine.as_ref().filter(|f| f.rows > 0) {
+                for (k, off) in (1u64..).zip(&fine.bytes) {
+                    push(b.first_row + k * fine.rows, first.saturating_add(*off));
+                }
+            }
+        }
+        KnownStarts(out)
+    }
+
+    /// The known start nearest the middle of a batch of `want` records from local row `row`,
+    /// as `(byte, records before it)`, when one lies in the batch's middle half.
+    pub(crate) fn middle(&self, row: u64, want: u64) -> Option<(usize, u64)> {
+        let (lo, hi) = (row + want / 4, row + want - want / 4);
+        let target = row + want / 2;
+        let at = self.0.partition_point(|&(r, _)| r < lo);
+        self.0[at..]
+            .iter()
+            .take_while(|&&(r, _)| r <= hi)
+            .min_by_key(|&&(r, _)| r.abs_diff(target))
+            .map(|&(r, byte)| (byte, r - row))
+    }
+}
+
 /// Records a batch needs, at least, before its decoding is shared with a second thread
 /// ([`read_batch`]).
 pub(crate) const SHARED_RECORDS: u64 = 256;
@@ -169,14 +223,17 @@ impl BatchRead {
 /// `range`.
 ///
 /// A large batch is decoded in two halves at once (a deep slice is mostly this decoding): the
-/// caller's thread skips to the middle record and decodes the first half, while a thread of
-/// the pool skips the second half and decodes it. The halves are returned as two batches,
-/// in order; joining them would copy every value once more.
+/// caller's thread finds the middle record and decodes the first half, while a thread of the
+/// pool skips the second half and decodes it. The middle is `middle` (a record start the map
+/// knows, `(byte, records from `from`)`, see [`KnownStarts::middle`]) when given, so that the
+/// second thread starts at once; else the first half is skipped to find it. The halves are
+/// returned as two batches, in order; joining them would copy every value once more.
 pub(crate) fn read_batch<S, D>(
     path: &Path,
     format: &'static str,
     from: usize,
     want: u64,
+    middle: Option<(usize, u64)>,
     skip: S,
     decode: D,
 ) -> Result<BatchRead>
@@ -199,9 +256,16 @@ where
         let (end, records) = skip(from, want)?;
         return one(end, records);
     }
-    let (mid, first) = skip(from, want / 2)?;
-    // The second half is taken to be as long as the first.
-    if first < want / 2 || !worth_sharing(want, (mid - from).saturating_mul(2)) {
+    let (mid, first, known) = match middle {
+        Some((byte, n)) if byte > from && n > 0 && n < want => (byte, n, true),
+        _ => {
+            let (mid, first) = skip(from, want / 2)?;
+            (mid, first, false)
+        }
+    };
+    // The second half is taken to be about as long as the first.
+    let bytes = (mid - from).saturating_mul(2);
+    if (!known && first < want / 2) || !worth_sharing(want, bytes) {
         let (end, second) = skip(mid, want - first)?;
         return one(end, first + second);
     }
@@ -329,6 +393,31 @@ mod tests {
         let mut b = Block::rows(1, 40, 25);
         b.first_byte = Some(450);
         vec![a, b]
+    }
+
+    #[test]
+    fn known_starts_are_the_checkpoints_inside_a_read_and_the_middle_is_nearest() {
+        let b = blocks();
+        let starts = |rows: std::ops::Range<u64>, len| KnownStarts::new(Some(&b), &rows, len).0;
+        assert_eq!(
+            starts(0..65, 1000),
+            vec![(10, 100), (20, 200), (30, 300), (40, 450)]
+        );
+        // Strictly inside: the read's own first row is not a split point.
+        assert_eq!(starts(10..40, 1000), vec![(20, 200), (30, 300)]);
+        assert_eq!(starts(41..65, 1000), vec![]);
+        // Positions past the end of the data are left out.
+        assert_eq!(starts(0..65, 300), vec![(10, 100), (20, 200), (30, 300)]);
+        assert!(KnownStarts::new(None, &(0..65), 1000).0.is_empty());
+        let k = KnownStarts::new(Some(&b), &(0..65), 1000);
+        // 40 records from row 0: the middle half is rows 10..=30, nearest 20.
+        assert_eq!(k.middle(0, 40), Some((200, 20)));
+        // 20 records from row 5: rows 10..=20 qualify, 15 is the target; 10 and 20 tie, the
+        // first wins.
+        assert_eq!(k.middle(5, 20), Some((100, 5)));
+        // No known start in the middle half of rows 41..61.
+        assert_eq!(k.middle(41, 20), None);
+        assert_eq!(k.middle(0, 4), None);
     }
 
     #[test]

@@ -32,8 +32,8 @@ use crate::stats::StatsBuilder;
 use crate::text::blocks::{map_fine, regroup};
 use crate::text::infer::{Columns, null_to_utf8};
 use crate::text::rowread::{
-    batch_size, check_stride, end_on_error, finish_blocks, prepare_rows, projection_indices,
-    read_batch, schema_for_read, start_block,
+    KnownStarts, batch_size, check_stride, end_on_error, finish_blocks, prepare_rows,
+    projection_indices, read_batch, schema_for_read, start_block,
 };
 use crate::text::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks};
 use crate::text::scan::{
@@ -812,12 +812,15 @@ impl Locator for JsonLocator {
                 }
             }
         }
+        let known = KnownStarts::new(blocks, &request.rows, data.len());
         Ok(Box::new(JsonBatches {
             path: path.to_path_buf(),
             format: lay.format(),
             array: matches!(lay, Layout::Array(_)),
             data,
             pos,
+            row: request.rows.start,
+            known,
             remaining: if done {
                 0
             } else {
@@ -856,6 +859,10 @@ struct JsonBatches {
     array: bool,
     data: FileBytes,
     pos: usize,
+    /// The local row of the value at `pos`.
+    row: u64,
+    /// Value starts the map knows inside the read.
+    known: KnownStarts,
     remaining: u64,
     schema: SchemaRef,
     projection: Option<Vec<usize>>,
@@ -890,10 +897,12 @@ impl JsonBatches {
                 self.format,
                 self.pos,
                 want,
+                self.known.middle(self.row, want),
                 skip,
                 |range, rows| decode(&self.data[range], rows),
             )?;
             self.pos = read.end;
+            self.row += read.records;
             self.remaining = if read.records < want {
                 0
             } else {
