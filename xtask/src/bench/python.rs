@@ -104,9 +104,26 @@ pub fn run() -> anyhow::Result<()> {
         results.display()
     );
     println!(
-        "  fresh lake -> 256 random rows (create_map + take vs datasets load_dataset + select): cold {}, warm {}",
+        "  fresh lake -> 256 random rows (create_map + take vs datasets load_dataset + select): cold (median of three) {}, warm (best of three) {}",
         ratio(f, "datasets_cold_s", "bazan_cold_s"),
         ratio(f, "datasets_warm_s", "bazan_warm_s")
+    );
+    let runs = |key: &str| -> String {
+        f.get(key)
+            .and_then(serde_json::Value::as_array)
+            .map(|v| {
+                v.iter()
+                    .filter_map(serde_json::Value::as_f64)
+                    .map(ms)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_else(|| "?".into())
+    };
+    println!(
+        "    cold runs: bazan {}; datasets {}",
+        runs("bazan_cold_runs_s"),
+        runs("datasets_cold_runs_s")
     );
     if let Some(err) = f.get("datasets").and_then(|v| v.as_str()) {
         println!("    datasets: {err}");
