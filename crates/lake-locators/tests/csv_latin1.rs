@@ -165,3 +165,54 @@ fn latin1_other_dialects_and_ascii() {
         (b.row_count, &b.schema, &b.stats)
     );
 }
+
+/// A Latin-1 file long enough for fine checkpoints (every 256 rows) and for a read shared by
+/// two threads: the fine checkpoints are the file's row starts (not the UTF-8 copy's, which
+/// run one byte further per accented letter before them), and reads that seek to them or
+/// split at them return the rows Python's csv module would.
+#[test]
+fn latin1_fine_checkpoints_are_file_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut latin = b"name,n\n".to_vec();
+    let mut starts = Vec::new();
+    for i in 0..3_000u32 {
+        starts.push(latin.len() as u64);
+        latin.extend_from_slice(b"Jos");
+        latin.push(0xe9);
+        latin.extend_from_slice(format!("-{i} caf").as_bytes());
+        latin.push(0xe9);
+        latin.extend_from_slice(b" \xfcber and a longer text of the row to pass 48 KiB");
+        latin.extend_from_slice(format!(",{i}\n").as_bytes());
+    }
+    let path = write(&dir, "t.csv", &latin);
+    let idx = common::index_every(&latin1(), &path, 65_536).unwrap();
+    assert_eq!(idx.row_count, 3_000);
+    let b = &idx.blocks[0];
+    let fine = b.fine.as_ref().expect("fine checkpoints");
+    assert_eq!(fine.rows, 256);
+    for (k, off) in (1u64..).zip(&fine.bytes) {
+        let row = (k * fine.rows) as usize;
+        assert_eq!(
+            b.first_byte.unwrap() + off,
+            starts[row],
+            "fine checkpoint of row {row}"
+        );
+    }
+    let want = |r: u64| json!({"name": format!("José-{r} café über and a longer text of the row to pass 48 KiB"), "n": r});
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    for (start, end) in [(0, 3_000), (600, 2_900), (300, 1_400), (2_999, 3_000)] {
+        let got = pool.install(|| {
+            common::read_rows(
+                &latin1(),
+                &path,
+                &common::request(Some(&idx), start..end, None, 0),
+            )
+        });
+        let expected: Vec<Value> = (start..end).map(want).collect();
+        assert_eq!(got.len(), expected.len(), "rows {start}..{end}");
+        assert_eq!(got, expected, "rows {start}..{end}");
+    }
+}

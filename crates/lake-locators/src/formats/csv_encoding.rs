@@ -46,11 +46,31 @@ pub(super) fn index_text(
     let utf8 = latin1_to_utf8(data);
     match index_bytes(path, &utf8, options) {
         Ok((h, mut index)) => {
-            let firsts: Vec<u64> = index.blocks.iter().filter_map(|b| b.first_byte).collect();
-            let mut raw = raw_offsets(data, &firsts).into_iter();
+            // Every byte position of the index, in file order: each block's start, then its
+            // fine checkpoints (offsets from that start), moved from the transcoding to the
+            // file. A fine checkpoint left in UTF-8 bytes would send a read past a row start.
+            let mut at = Vec::new();
+            for b in &index.blocks {
+                if let Some(first) = b.first_byte {
+                    at.push(first);
+                    if let Some(fine) = &b.fine {
+                        at.extend(fine.bytes.iter().map(|off| first.saturating_add(*off)));
+                    }
+                }
+            }
+            let mut raw = raw_offsets(data, &at).into_iter();
             for b in &mut index.blocks {
                 if b.first_byte.is_some() {
-                    b.first_byte = raw.next();
+                    let first = raw.next().unwrap_or(data.len() as u64);
+                    b.first_byte = Some(first);
+                    if let Some(fine) = &mut b.fine {
+                        for off in &mut fine.bytes {
+                            *off = raw
+                                .next()
+                                .unwrap_or(data.len() as u64)
+                                .saturating_sub(first);
+                        }
+                    }
                 }
             }
             finish_blocks(&mut index.blocks, index.row_count, data.len() as u64);
