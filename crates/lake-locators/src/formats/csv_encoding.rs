@@ -16,7 +16,7 @@ use super::{EXTENSIONS, Header, Text, index_bytes, read_file, split, take, with_
 use crate::error::{Error, Result};
 use crate::locator::{BatchIter, FileIndex, IndexOptions, Locator, ReadRequest, RowsRequest};
 use crate::text::encoding::{TextEncoding, latin1_to_utf8};
-use crate::text::rowread::finish_blocks;
+use crate::text::rowread::{block_starts, finish_blocks};
 use crate::text::scan::FileBytes;
 
 /// The file offsets of ascending offsets `utf8` into the UTF-8 transcoding of Latin-1 `raw`.
@@ -49,21 +49,19 @@ pub(super) fn index_text(
             // Every byte position of the index, in file order: each block's start, then its
             // fine checkpoints (offsets from that start), moved from the transcoding to the
             // file. A fine checkpoint left in UTF-8 bytes would send a read past a row start.
-            let mut at = Vec::new();
-            for b in &index.blocks {
-                if let Some(first) = b.first_byte {
-                    at.push(first);
-                    if let Some(fine) = &b.fine {
-                        at.extend(fine.bytes.iter().map(|off| first.saturating_add(*off)));
-                    }
-                }
-            }
+            let at: Vec<u64> = index
+                .blocks
+                .iter()
+                .flat_map(block_starts)
+                .map(|(_, byte)| byte)
+                .collect();
             let mut raw = raw_offsets(data, &at).into_iter();
             for b in &mut index.blocks {
                 if b.first_byte.is_some() {
                     let first = raw.next().unwrap_or(data.len() as u64);
                     b.first_byte = Some(first);
-                    if let Some(fine) = &mut b.fine {
+                    // The same positions, in the order `block_starts` gave them.
+                    if let Some(fine) = b.fine.as_mut().filter(|f| f.rows > 0) {
                         for off in &mut fine.bytes {
                             *off = raw
                                 .next()

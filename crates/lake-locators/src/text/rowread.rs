@@ -126,6 +126,21 @@ pub(crate) fn prepare_rows(
     }
 }
 
+/// The `(local row, file byte)` of block `b`'s start and of each of its fine checkpoints, in
+/// order (none when the block has no byte position).
+pub(crate) fn block_starts(b: &Block) -> impl Iterator<Item = (u64, u64)> + '_ {
+    let first = b.first_byte;
+    let fine = b.fine.as_ref().filter(|f| f.rows > 0);
+    first.into_iter().flat_map(move |first| {
+        let inner = fine.into_iter().flat_map(move |f| {
+            (1u64..)
+                .zip(&f.bytes)
+                .map(move |(k, off)| (b.first_row + k * f.rows, first.saturating_add(*off)))
+        });
+        std::iter::once((b.first_row, first)).chain(inner)
+    })
+}
+
 /// Record starts a read knows from the map: the `(local row, byte)` of every block start and
 /// fine checkpoint of a row in `rows` after its first, in order. [`read_batch`] splits a batch
 /// for two threads at the one nearest its middle instead of skipping half the batch first.
@@ -147,19 +162,12 @@ impl KnownStarts {
             if b.first_row >= rows.end {
                 break;
             }
-            let Some(first) = b.first_byte else { continue };
-            let mut push = |row: u64, byte: u64| {
+            for (row, byte) in block_starts(b) {
                 if inside(row)
                     && let Ok(byte) = usize::try_from(byte)
                     && byte <= len
                 {
                     out.push((row, byte));
-                }
-            };
-            push(b.first_row, first);
-            if let Some(fine) = b.fine.as_ref().filter(|f| f.rows > 0) {
-                for (k, off) in (1u64..).zip(&fine.bytes) {
-                    push(b.first_row + k * fine.rows, first.saturating_add(*off));
                 }
             }
         }
