@@ -16,8 +16,8 @@ use crate::text::rowread::check_stride;
 use crate::text::scan::{FileBytes, check_utf8_at};
 use crate::text::skip::skip_records;
 use crate::text::split::{
-    Checkpoints, chunk_len, csv_record_start, fine_stride, nominal_bounds, quote_parities, ranges,
-    scan_waves, split_threads,
+    Checkpoints, RangePart, chunk_len, csv_record_start, fine_stride, nominal_bounds,
+    quote_parities, ranges, scan_waves, split_threads,
 };
 
 #[cfg(test)]
@@ -89,6 +89,14 @@ struct Part {
     fine: Vec<Block>,
     rows: u64,
     range: Range<usize>,
+    /// The checkpoints of the real stride in the range, (row, byte), once placed.
+    placed: Vec<(u64, u64)>,
+}
+
+impl RangePart for Part {
+    fn rows(&self) -> u64 {
+        self.rows
+    }
 }
 
 /// Scans the ranges of `plan` and joins them; `None` when any range fails its checks.
@@ -122,7 +130,17 @@ pub(super) fn run_plan(
     let mut bounds = SplitBounds::new(options.stride, fine.stride);
     // Ranges with numbers whose text bounds were left out, for a rescan if needed.
     let mut deferred: Vec<Range<usize>> = Vec::new();
-    let joined = scan_waves(file, plan, threads, scan, |mut part: Part| {
+    let placer = checkpoints.placer();
+    let place = |part: &mut Part, first: u64| {
+        let placed = placer.place(first, &part.fine, part.rows, |at, n| {
+            match skip_records(data, at, n, h.delim) {
+                Ok((end, done)) if done == n => Some(end),
+                _ => None,
+            }
+        });
+        placed.map(|p| part.placed = p).is_some()
+    };
+    let joined = scan_waves(file, plan, threads, scan, place, |mut part: Part| {
         if part.cols.cols.iter().any(|c| c.deferred()) {
             deferred.push(part.range.clone());
         }
@@ -138,12 +156,8 @@ pub(super) fn run_plan(
             Some(c) => c.merge(&part.cols, &options.stats),
             None => cols = Some(part.cols),
         }
-        checkpoints.join(&part.fine, part.rows, |at, n| {
-            match skip_records(data, at, n, h.delim) {
-                Ok((end, done)) if done == n => Some(end),
-                _ => None,
-            }
-        })
+        checkpoints.append(&part.placed, part.rows);
+        true
     });
     let mut cols = cols?;
     if !joined {
@@ -180,13 +194,20 @@ pub(super) fn run_plan(
                 lazy: false,
             })
         };
-        let ok = scan_waves(file, &deferred, threads, lazy_scan, |part: Part| {
-            match &mut rescan {
-                Some(c) => c.merge(&part.cols, &options.stats),
-                None => rescan = Some(part.cols),
-            }
-            true
-        });
+        let ok = scan_waves(
+            file,
+            &deferred,
+            threads,
+            lazy_scan,
+            |_, _| true,
+            |part| {
+                match &mut rescan {
+                    Some(c) => c.merge(&part.cols, &options.stats),
+                    None => rescan = Some(part.cols),
+                }
+                true
+            },
+        );
         if !ok {
             return None;
         }
@@ -243,6 +264,7 @@ impl Kernel<CSV> for RangeScan<'_> {
             fine,
             rows,
             range: start..end,
+            placed: Vec::new(),
         })
     }
 }

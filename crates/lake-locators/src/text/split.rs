@@ -180,18 +180,30 @@ pub(crate) fn ranges(mut starts: Vec<usize>, len: usize) -> Vec<Range<usize>> {
     out
 }
 
+/// The result of one range's scan, as [`scan_waves`] needs it.
+pub(crate) trait RangePart: Send {
+    /// The records of the range.
+    fn rows(&self) -> u64;
+}
+
 /// Scans `ranges` on every thread in waves of a few per thread, handing each range's result
 /// to `join` in file order; `scan` returns `None` when its range cannot be trusted, which
-/// ends the split (`false`: the caller falls back to a sequential scan). Each range's pages
-/// are faulted in before and dropped after its scan, and the wave's again after its joins.
-pub(crate) fn scan_waves<T: Send>(
+/// ends the split (`false`: the caller falls back to a sequential scan). Once a wave is
+/// scanned, the first row of each of its ranges is known: `place` then gets it, on every
+/// thread, with the range still mapped (to find the checkpoints of the real stride in it,
+/// see [`Placer`]), and false from it ends the split too. Each range's pages are faulted in
+/// before its scan and dropped after its placing.
+pub(crate) fn scan_waves<T: RangePart>(
     file: &FileBytes,
     ranges: &[Range<usize>],
     threads: usize,
     scan: impl Fn(usize, Range<usize>) -> Option<T> + Sync,
+    place: impl Fn(&mut T, u64) -> bool + Sync,
     mut join: impl FnMut(T) -> bool,
 ) -> bool {
     let wave = (threads * WAVE_PER_THREAD).max(1);
+    // Rows of the ranges of the waves before.
+    let mut rows = 0u64;
     for (w, group) in ranges.chunks(wave).enumerate() {
         // The next wave is read from disk while this one is scanned (a cold file otherwise
         // keeps each thread waiting for its range's pages before every scan).
@@ -202,30 +214,93 @@ pub(crate) fn scan_waves<T: Send>(
                 file.prefetch(first.start..last.end);
             }
         }
-        let results: Vec<Option<T>> = group
+        let scanned: Option<Vec<T>> = group
             .par_iter()
             .enumerate()
             .map(|(i, r)| {
                 file.populate(r.clone());
                 let out = scan(w * wave + i, r.clone());
-                file.release(r.clone());
+                if out.is_none() {
+                    file.release(r.clone());
+                }
                 out
             })
             .collect();
-        for r in results {
-            let Some(t) = r else {
-                return false;
-            };
-            if !join(t) {
+        let Some(mut parts) = scanned else {
+            if let (Some(first), Some(last)) = (group.first(), group.last()) {
+                file.release(first.start..last.end);
+            }
+            return false;
+        };
+        // The placing of each range is independent once its first row is known: run on
+        // every thread, not on the joining one while the others wait.
+        let firsts: Vec<u64> = parts
+            .iter()
+            .map(|p| {
+                let first = rows;
+                rows += p.rows();
+                first
+            })
+            .collect();
+        let placed = parts
+            .par_iter_mut()
+            .zip(firsts)
+            .zip(group.par_iter())
+            .map(|((part, first), r)| {
+                let ok = place(part, first);
+                file.release(r.clone());
+                ok
+            })
+            .reduce(|| true, |a, b| a && b);
+        if !placed {
+            return false;
+        }
+        for part in parts {
+            if !join(part) {
                 return false;
             }
         }
-        // The joins read a little of each range again (to find checkpoints): dropped too.
-        if let (Some(first), Some(last)) = (group.first(), group.last()) {
-            file.release(first.start..last.end);
-        }
     }
     true
+}
+
+/// Finds the checkpoints of the real stride in one range from the range scan's fine
+/// checkpoints (every [`fine_stride`] rows from its first): a copy of the strides of a
+/// [`Checkpoints`], for [`scan_waves`]'s `place` on every thread.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Placer {
+    stride: u64,
+    fine: u64,
+}
+
+impl Placer {
+    /// The (row, byte) of each real checkpoint in a range of `rows` rows whose first row is
+    /// `first` and whose fine checkpoints (bytes absolute) are `fine`; `skip(byte, n)` is the
+    /// start of the record `n` records after the record start `byte` (`None` when there are
+    /// fewer). `None` when a checkpoint cannot be found (the split is then abandoned).
+    pub(crate) fn place(
+        &self,
+        first: u64,
+        fine: &[Block],
+        rows: u64,
+        mut skip: impl FnMut(usize, u64) -> Option<usize>,
+    ) -> Option<Vec<(u64, u64)>> {
+        let mut out = Vec::new();
+        // The first row of this range that starts a real checkpoint.
+        let mut row = first.div_ceil(self.stride) * self.stride;
+        while row < first + rows {
+            let local = row - first;
+            let b = fine.get((local / self.fine) as usize)?;
+            let (Some(byte), true) = (b.first_byte, b.first_row == local / self.fine * self.fine)
+            else {
+                return None;
+            };
+            let at = skip(byte as usize, local - b.first_row)?;
+            out.push((row, at as u64));
+            row += self.stride;
+        }
+        Some(out)
+    }
 }
 
 /// Builds the checkpoints of the real stride from the fine checkpoints of ranges joined in
@@ -251,46 +326,31 @@ impl Checkpoints {
         }
     }
 
-    /// Joins a range of `rows` rows whose fine checkpoints (every [`fine_stride`] rows from
-    /// its first, bytes absolute) are `fine`; `skip(byte, n)` is the start of the record `n`
-    /// records after the record start `byte` (`None` when there are fewer). False when a
-    /// checkpoint cannot be found (the split is then abandoned).
-    pub(crate) fn join(
-        &mut self,
-        fine: &[Block],
-        rows: u64,
-        mut skip: impl FnMut(usize, u64) -> Option<usize>,
-    ) -> bool {
-        let first = self.rows;
-        // The first row of this range that starts a real checkpoint.
-        let mut row = first.div_ceil(self.stride) * self.stride;
-        while row < first + rows {
-            let local = row - first;
-            let Some(b) = fine.get((local / self.fine) as usize) else {
-                return false;
-            };
-            let (Some(byte), true) = (b.first_byte, b.first_row == local / self.fine * self.fine)
-            else {
-                return false;
-            };
-            let Some(at) = skip(byte as usize, local - b.first_row) else {
-                return false;
-            };
+    /// The strides of these checkpoints, to place a range's on another thread.
+    pub(crate) fn placer(&self) -> Placer {
+        Placer {
+            stride: self.stride,
+            fine: self.fine,
+        }
+    }
+
+    /// Joins the next range in file order: `rows` rows, whose real checkpoints
+    /// [`Placer::place`] found at `placed` (row, byte).
+    pub(crate) fn append(&mut self, placed: &[(u64, u64)], rows: u64) {
+        for &(row, byte) in placed {
             self.blocks.push(Block {
                 ordinal: self.blocks.len() as u64,
                 first_row: row,
                 row_count: 0,
-                first_byte: Some(at as u64),
+                first_byte: Some(byte),
                 total_byte_size: None,
                 compressed_size: None,
                 columns: None,
                 stats: None,
                 fine: None,
             });
-            row += self.stride;
         }
         self.rows += rows;
-        true
     }
 }
 

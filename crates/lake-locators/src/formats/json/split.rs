@@ -29,8 +29,8 @@ use crate::text::infer::{Columns, null_to_utf8};
 use crate::text::rowread::{check_stride, decode_json, finish_blocks};
 use crate::text::scan::{FileBytes, bom_len};
 use crate::text::split::{
-    Checkpoints, chunk_len, fine_stride, line_start, nominal_bounds, prefetch_bounds, ranges,
-    scan_waves, split_threads,
+    Checkpoints, RangePart, chunk_len, fine_stride, line_start, nominal_bounds, prefetch_bounds,
+    ranges, scan_waves, split_threads,
 };
 
 /// The index of the line file `path` built on every thread, or `None` when it is read whole
@@ -72,6 +72,14 @@ struct Part {
     /// The byte walk of the range's nested lines, when it took every row of the range.
     walked: Option<Inferrer>,
     range: Range<usize>,
+    /// The checkpoints of the real stride in the range, (row, byte), once placed.
+    placed: Vec<(u64, u64)>,
+}
+
+impl RangePart for Part {
+    fn rows(&self) -> u64 {
+        self.rows
+    }
 }
 
 /// The scan of one range, run by [`crate::simd::dispatch`].
@@ -125,6 +133,7 @@ impl Kernel<JSON> for RangeScan<'_> {
             nested,
             walked,
             range: start..end,
+            placed: Vec::new(),
         })
     }
 }
@@ -162,7 +171,19 @@ pub(super) fn run_plan(
     let mut deferred: Vec<Range<usize>> = Vec::new();
     // Each range's walk, in plan order (the rescan below keeps no walks).
     let mut walks: Vec<Option<Inferrer>> = Vec::with_capacity(plan.len());
-    let joined = scan_waves(file, plan, threads, scan(true), |mut part: Part| {
+    let placer = checkpoints.placer();
+    let place = |part: &mut Part, first: u64| {
+        let placed = placer.place(first, &part.fine, part.rows, |at, n| {
+            let (pos, got) = skip_lines(data, at, n);
+            if got != n {
+                return None;
+            }
+            // A checkpoint is the first byte of its line's value.
+            Some(next_line(data, pos).map_or(pos, |(s, _)| s))
+        });
+        placed.map(|p| part.placed = p).is_some()
+    };
+    let joined = scan_waves(file, plan, threads, scan(true), place, |mut part: Part| {
         nested |= part.nested;
         walks.push(part.walked.take());
         if part.cols.cols.iter().any(|c| c.deferred()) {
@@ -172,14 +193,8 @@ pub(super) fn run_plan(
             Some(c) => c.merge(&part.cols, &options.stats),
             None => cols = Some(part.cols),
         }
-        checkpoints.join(&part.fine, part.rows, |at, n| {
-            let (pos, got) = skip_lines(data, at, n);
-            if got != n {
-                return None;
-            }
-            // A checkpoint is the first byte of its line's value.
-            Some(next_line(data, pos).map_or(pos, |(s, _)| s))
-        })
+        checkpoints.append(&part.placed, part.rows);
+        true
     });
     if !joined {
         return None;
@@ -194,13 +209,20 @@ pub(super) fn run_plan(
     } else {
         if cols.pending_end(data.len()).is_some() {
             let mut rescan: Option<Columns> = None;
-            let ok = scan_waves(file, &deferred, threads, scan(false), |part: Part| {
-                match &mut rescan {
-                    Some(c) => c.merge(&part.cols, wanted),
-                    None => rescan = Some(part.cols),
-                }
-                true
-            });
+            let ok = scan_waves(
+                file,
+                &deferred,
+                threads,
+                scan(false),
+                |_, _| true,
+                |part| {
+                    match &mut rescan {
+                        Some(c) => c.merge(&part.cols, wanted),
+                        None => rescan = Some(part.cols),
+                    }
+                    true
+                },
+            );
             if !ok {
                 return None;
             }
