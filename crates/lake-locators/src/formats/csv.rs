@@ -641,13 +641,15 @@ fn scan_records<W: Window<CSV>>(
     // UTF-8 is checked record by record as the scan goes (only records that may hold
     // non-ASCII bytes), so the file is streamed once.
     check_utf8_at(path, h.format, data, 0, h.body)?;
-    let (cols, blocks, row) = scan_body::<W>(path, data, &h, h.body, options, lazy)?;
+    let (cols, blocks, row, _) = scan_body::<W>(path, data, &h, h.body, options, lazy, 0)?;
     Ok((h, cols, blocks, row))
 }
 
 /// The records of `data` from the record start `start` on (a whole file after its header
 /// `h`, or one range of a file split at record starts, see [`split`]): inferred columns,
-/// checkpoint blocks (sizes not filled in; bytes relative to `data`) and row count.
+/// checkpoint blocks (sizes not filled in; bytes relative to `data`), row count, and with
+/// `sample` > 0 the start of every `sample`-th record from the first (for a split's
+/// placing of checkpoints, which then skips fewer than `sample` records to each).
 #[inline(always)]
 fn scan_body<W: Window<CSV>>(
     path: &Path,
@@ -656,7 +658,8 @@ fn scan_body<W: Window<CSV>>(
     start: usize,
     options: &IndexOptions,
     lazy: bool,
-) -> Result<(Columns, Vec<Block>, u64)> {
+    sample: u64,
+) -> Result<(Columns, Vec<Block>, u64, Vec<u64>)> {
     // Grows when a record has more fields than the header (see [`widen`]).
     let mut ncols = h.names.len();
     let mut cols = Columns::with_names(&h.names, &options.stats);
@@ -685,7 +688,14 @@ fn scan_body<W: Window<CSV>>(
     let mut pos = skip_empty_lines(data, start);
     // A countdown instead of `row % stride`: a 64-bit division per row is measurable here.
     let mut until_checkpoint = 0u64;
+    let mut samples: Vec<u64> = Vec::new();
+    // Counts down to the next sample (never, without samples).
+    let mut until_sample = if sample > 0 { 0 } else { u64::MAX };
     while pos < data.len() {
+        if until_sample == 0 {
+            until_sample = sample;
+            samples.push(pos as u64);
+        }
         if until_checkpoint == 0 {
             until_checkpoint = stride;
             cols.mark_pending(pos);
@@ -718,7 +728,7 @@ fn scan_body<W: Window<CSV>>(
                 h.delim,
                 &mut cache,
                 &shapes,
-                until_checkpoint,
+                until_checkpoint.min(until_sample),
                 values.as_mut(),
             );
             gate.tried(run.rows);
@@ -728,6 +738,7 @@ fn scan_body<W: Window<CSV>>(
                 }
                 row += run.rows;
                 until_checkpoint -= run.rows;
+                until_sample -= run.rows;
                 pos = skip_empty_lines(data, run.end);
                 continue;
             }
@@ -816,6 +827,7 @@ fn scan_body<W: Window<CSV>>(
         gate.read_otherwise();
         row += 1;
         until_checkpoint -= 1;
+        until_sample -= 1;
         pos = skip_empty_lines(data, end);
     }
     if per_block && !blocks.is_empty() {
@@ -823,7 +835,7 @@ fn scan_body<W: Window<CSV>>(
         cols.block_bounds.push(b);
         cols.fold_blocks();
     }
-    Ok((cols, blocks, row))
+    Ok((cols, blocks, row, samples))
 }
 
 /// A delimited file opened for reading: its bytes, header, schema (the stored one, or

@@ -264,25 +264,26 @@ pub(crate) fn scan_waves<T: RangePart>(
     true
 }
 
-/// Finds the checkpoints of the real stride in one range from the range scan's fine
-/// checkpoints (every [`fine_stride`] rows from its first): a copy of the strides of a
-/// [`Checkpoints`], for [`scan_waves`]'s `place` on every thread.
+/// Finds the checkpoints of the real stride in one range from record starts the range scan
+/// noted every few records: the stride of a [`Checkpoints`], for [`scan_waves`]'s `place`
+/// on every thread.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Placer {
     stride: u64,
-    fine: u64,
 }
 
 impl Placer {
     /// The (row, byte) of each real checkpoint in a range of `rows` rows whose first row is
-    /// `first` and whose fine checkpoints (bytes absolute) are `fine`; `skip(byte, n)` is the
-    /// start of the record `n` records after the record start `byte` (`None` when there are
-    /// fewer). `None` when a checkpoint cannot be found (the split is then abandoned).
+    /// `first`; `start(k)` is the start (byte absolute) of the range's record `k * every`
+    /// (from 0), and `skip(byte, n)` the start of the record `n` records after the record
+    /// start `byte` (`None` when there are fewer). `None` when a checkpoint cannot be found
+    /// (the split is then abandoned).
     pub(crate) fn place(
         &self,
         first: u64,
-        fine: &[Block],
         rows: u64,
+        every: u64,
+        start: impl Fn(usize) -> Option<u64>,
         mut skip: impl FnMut(usize, u64) -> Option<usize>,
     ) -> Option<Vec<(u64, u64)>> {
         let mut out = Vec::new();
@@ -290,12 +291,8 @@ impl Placer {
         let mut row = first.div_ceil(self.stride) * self.stride;
         while row < first + rows {
             let local = row - first;
-            let b = fine.get((local / self.fine) as usize)?;
-            let (Some(byte), true) = (b.first_byte, b.first_row == local / self.fine * self.fine)
-            else {
-                return None;
-            };
-            let at = skip(byte as usize, local - b.first_row)?;
+            let byte = start(usize::try_from(local / every).ok()?)?;
+            let at = skip(usize::try_from(byte).ok()?, local % every)?;
             out.push((row, at as u64));
             row += self.stride;
         }
@@ -307,8 +304,6 @@ impl Placer {
 /// file order.
 pub(crate) struct Checkpoints {
     stride: u64,
-    /// The stride of the range scans' checkpoints ([`fine_stride`]).
-    fine: u64,
     /// Rows of the ranges joined so far.
     pub(crate) rows: u64,
     /// The checkpoints found so far.
@@ -320,7 +315,6 @@ impl Checkpoints {
     pub(crate) fn new(stride: u64) -> Self {
         Checkpoints {
             stride,
-            fine: fine_stride(stride),
             rows: 0,
             blocks: Vec::new(),
         }
@@ -330,7 +324,6 @@ impl Checkpoints {
     pub(crate) fn placer(&self) -> Placer {
         Placer {
             stride: self.stride,
-            fine: self.fine,
         }
     }
 

@@ -173,7 +173,12 @@ pub(super) fn run_plan(
     let mut walks: Vec<Option<Inferrer>> = Vec::with_capacity(plan.len());
     let placer = checkpoints.placer();
     let place = |part: &mut Part, first: u64| {
-        let placed = placer.place(first, &part.fine, part.rows, |at, n| {
+        let every = fine.stride;
+        let start = |k: usize| {
+            let b = part.fine.get(k)?;
+            (b.first_row == k as u64 * every).then_some(b.first_byte)?
+        };
+        let placed = placer.place(first, part.rows, every, start, |at, n| {
             let (pos, got) = skip_lines(data, at, n);
             if got != n {
                 return None;
