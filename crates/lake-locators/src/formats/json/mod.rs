@@ -217,8 +217,8 @@ fn index_lazy<W: Window<JSON>>(
         stride: fine.unwrap_or(options.stride),
         stats: options.stats.clone(),
     };
-    let (mut cols, blocks, rows, nested, walked) =
-        scan_values_walk::<W>(path, data, lay, &scan_options, lazy, true)?;
+    let (mut cols, blocks, rows, nested, walked, _) =
+        scan_values_walk::<W>(path, data, lay, &scan_options, lazy, true, 0)?;
     let (mut blocks, _) = regroup(blocks, Vec::new(), options.stride, fine);
     finish_blocks(&mut blocks, rows, data.len() as u64);
     let (schema, stats) = if nested {
@@ -264,14 +264,21 @@ fn scan_values_as<W: Window<JSON>>(
     options: &IndexOptions,
     lazy: bool,
 ) -> Result<(Columns, Vec<Block>, u64, bool)> {
-    let (cols, blocks, rows, nested, _) =
-        scan_values_walk::<W>(path, data, lay, options, lazy, false)?;
+    let (cols, blocks, rows, nested, _, _) =
+        scan_values_walk::<W>(path, data, lay, options, lazy, false, 0)?;
     Ok((cols, blocks, rows, nested))
 }
 
 /// What [`scan_values_walk`] found: columns, checkpoint blocks, rows, whether a nested value
-/// was met, and the walk's inference when it took every row.
-type Walked = (Columns, Vec<Block>, u64, bool, Option<fast::Inferrer>);
+/// was met, the walk's inference when it took every row, and the sampled row starts.
+type Walked = (
+    Columns,
+    Vec<Block>,
+    u64,
+    bool,
+    Option<fast::Inferrer>,
+    Vec<u64>,
+);
 
 /// Where the byte walk of [`fast`] stands in a scan of nested lines.
 enum WalkState {
@@ -303,7 +310,8 @@ fn start_walk(data: &[u8], s: usize, end: usize, stats: bool) -> WalkState {
 
 /// [`scan_values_as`]; with `walk`, nested lines of a line file are read by the byte walk
 /// of [`fast`] (which validates them) instead of being delimited, and the walk's inference
-/// is returned when it took every row.
+/// is returned when it took every row. With `sample` > 0, the start of every `sample`-th
+/// row's value from the first is noted too (for a split's placing of checkpoints).
 #[inline(always)]
 fn scan_values_walk<W: Window<JSON>>(
     path: &Path,
@@ -312,6 +320,7 @@ fn scan_values_walk<W: Window<JSON>>(
     options: &IndexOptions,
     lazy: bool,
     walk: bool,
+    sample: u64,
 ) -> Result<Walked> {
     let format = lay.format();
     let mut walker = WalkState::Off;
@@ -332,8 +341,17 @@ fn scan_values_walk<W: Window<JSON>>(
     // The next checkpoint row: a comparison per row instead of a 64-bit division. A shared
     // cell, so that the streaming reader can be told how many rows are left before it.
     let next_checkpoint = std::cell::Cell::new(0u64);
+    // The next sampled row (never, without samples), and the row where runs of lines stop:
+    // the next checkpoint or sample.
+    let next_sample = std::cell::Cell::new(if sample > 0 { 0 } else { u64::MAX });
+    let next_stop = || next_checkpoint.get().min(next_sample.get());
+    let mut samples: Vec<u64> = Vec::new();
     // True when a block starts here.
-    let checkpoint = |blocks: &mut Vec<Block>, rows: u64, at: usize| {
+    let checkpoint = |blocks: &mut Vec<Block>, samples: &mut Vec<u64>, rows: u64, at: usize| {
+        if rows == next_sample.get() {
+            next_sample.set(rows + sample);
+            samples.push(at as u64);
+        }
         let starts = rows == next_checkpoint.get();
         if starts {
             next_checkpoint.set(rows + stride);
@@ -379,12 +397,7 @@ fn scan_values_walk<W: Window<JSON>>(
             let mut learned = None;
             let mut gate = RunGate::new(true);
             loop {
-                if runs
-                    && !nested
-                    && template.active()
-                    && rows < next_checkpoint.get()
-                    && gate.open()
-                {
+                if runs && !nested && template.active() && rows < next_stop() && gate.open() {
                     if gate.take_stale() || learned != Some(template.generation()) {
                         let slots = template.slots();
                         if learned != Some(template.generation()) {
@@ -399,7 +412,7 @@ fn scan_values_walk<W: Window<JSON>>(
                         }
                         shapes.update_from(slots.iter().filter_map(|s| cols.cols.get(s.col)));
                     }
-                    let left = next_checkpoint.get() - rows;
+                    let left = next_stop() - rows;
                     let mut values = (!wanted.is_none()).then(|| {
                         RunValues::members(&mut cols.cols, &members, &mut run_scratch, pos)
                     });
@@ -423,10 +436,10 @@ fn scan_values_walk<W: Window<JSON>>(
                     && !(runs && gate.open())
                     && !nested
                     && template.active()
-                    && rows < next_checkpoint.get()
+                    && rows < next_stop()
                 {
                     if stream_pause == 0 {
-                        let left = next_checkpoint.get() - rows;
+                        let left = next_stop() - rows;
                         let (end, n) =
                             stream_lines::<W>(path, format, data, pos, left, &template, &mut cols)?;
                         rows += n;
@@ -466,7 +479,7 @@ fn scan_values_walk<W: Window<JSON>>(
                     }
                     // The line is already observed: a column that turned in it must be
                     // read again up to its end.
-                    if checkpoint(&mut blocks, rows, pos) {
+                    if checkpoint(&mut blocks, &mut samples, rows, pos) {
                         cols.mark_pending(nl + 1);
                     }
                     rows += 1;
@@ -479,7 +492,7 @@ fn scan_values_walk<W: Window<JSON>>(
                     && let WalkState::On(w) = &mut walker
                 {
                     if let Some(end) = w.line(data, pos) {
-                        if checkpoint(&mut blocks, rows, pos) {
+                        if checkpoint(&mut blocks, &mut samples, rows, pos) {
                             cols.mark_pending(pos);
                         }
                         rows += 1;
@@ -517,7 +530,7 @@ fn scan_values_walk<W: Window<JSON>>(
                         check_utf8_at(path, format, data, s, end)?;
                     }
                 }
-                if checkpoint(&mut blocks, rows, s) {
+                if checkpoint(&mut blocks, &mut samples, rows, s) {
                     cols.mark_pending(pos);
                 }
                 if !walked {
@@ -569,7 +582,7 @@ fn scan_values_walk<W: Window<JSON>>(
                     if p >= data.len() {
                         return Err(never_closes(rows));
                     }
-                    checkpoint(&mut blocks, rows, p);
+                    checkpoint(&mut blocks, &mut samples, rows, p);
                     let end = observe_value(
                         path,
                         format,
@@ -614,7 +627,7 @@ fn scan_values_walk<W: Window<JSON>>(
         WalkState::On(w) if nested && lay == Layout::Lines => Some(*w),
         _ => None,
     };
-    Ok((cols, blocks, rows, nested, walked))
+    Ok((cols, blocks, rows, nested, walked, samples))
 }
 
 /// Calls `f(start, end)` for every row value of the file (structural walk, no validation

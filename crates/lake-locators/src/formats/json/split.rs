@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use super::fast::Inferrer;
 use super::{Layout, layout, next_line, scan_values_walk, skip_lines};
 use crate::error::{Error, Result};
-use crate::locator::{Block, FileIndex, IndexOptions, Stats, StatsColumns};
+use crate::locator::{FileIndex, IndexOptions, Stats, StatsColumns};
 use crate::simd::{JSON, Kernel, Window};
 use crate::stats::StatsBuilder;
 use crate::text::blocks::{map_fine, regroup};
@@ -63,15 +63,21 @@ pub(super) fn plan(data: &[u8], chunk: usize) -> Vec<Range<usize>> {
     ranges(starts, data.len())
 }
 
+/// A range scan notes the start of every `SAMPLE`-th line: the placing of the real
+/// checkpoints then skips fewer than this many lines to each, not up to a fine stride's (see
+/// the delimited split's `SAMPLE`).
+const SAMPLE: u64 = 32;
+
 /// What the scan of one range found.
 struct Part {
     cols: Columns,
-    fine: Vec<Block>,
     rows: u64,
     nested: bool,
     /// The byte walk of the range's nested lines, when it took every row of the range.
     walked: Option<Inferrer>,
     range: Range<usize>,
+    /// The start of every [`SAMPLE`]-th line's value from the range's first, bytes absolute.
+    samples: Vec<u64>,
     /// The checkpoints of the real stride in the range, (row, byte), once placed.
     placed: Vec<(u64, u64)>,
 }
@@ -114,25 +120,26 @@ impl Kernel<JSON> for RangeScan<'_> {
         };
         // Nested lines are walked here, while the range is hot in the cache, instead of
         // being delimited now and read again for the schema.
-        let (cols, mut fine, rows, nested, walked) = scan_values_walk::<W>(
+        let (cols, _, rows, nested, walked, mut samples) = scan_values_walk::<W>(
             self.path,
             slice,
             Layout::Lines,
             self.options,
             self.lazy,
             true,
+            SAMPLE,
         )
         .ok()?;
-        for b in &mut fine {
-            b.first_byte = b.first_byte.map(|x| x + base as u64);
+        for s in &mut samples {
+            *s += base as u64;
         }
         Some(Part {
             cols,
-            fine,
             rows,
             nested,
             walked,
             range: start..end,
+            samples,
             placed: Vec::new(),
         })
     }
@@ -173,12 +180,8 @@ pub(super) fn run_plan(
     let mut walks: Vec<Option<Inferrer>> = Vec::with_capacity(plan.len());
     let placer = checkpoints.placer();
     let place = |part: &mut Part, first: u64| {
-        let every = fine.stride;
-        let start = |k: usize| {
-            let b = part.fine.get(k)?;
-            (b.first_row == k as u64 * every).then_some(b.first_byte)?
-        };
-        let placed = placer.place(first, part.rows, every, start, |at, n| {
+        let start = |k: usize| part.samples.get(k).copied();
+        let placed = placer.place(first, part.rows, SAMPLE, start, |at, n| {
             let (pos, got) = skip_lines(data, at, n);
             if got != n {
                 return None;
