@@ -190,9 +190,11 @@ pub(crate) trait RangePart: Send {
 /// to `join` in file order; `scan` returns `None` when its range cannot be trusted, which
 /// ends the split (`false`: the caller falls back to a sequential scan). Once a wave is
 /// scanned, the first row of each of its ranges is known: `place` then gets it, on every
-/// thread, with the range still mapped (to find the checkpoints of the real stride in it,
-/// see [`Placer`]), and false from it ends the split too. Each range's pages are faulted in
-/// before its scan and dropped after its placing.
+/// thread (to find the checkpoints of the real stride in it, see [`Placer`], which reads
+/// about a sixteenth of it again), and false from it ends the split too. Each range's pages
+/// are faulted in before its scan and dropped after it, and the few the placing reads again
+/// after that: the resident set stays the ranges being scanned, not the wave (two files
+/// split at once held two waves of 16 MiB ranges, +80 MB of peak RSS on the 1.4 GB lake).
 pub(crate) fn scan_waves<T: RangePart>(
     file: &FileBytes,
     ranges: &[Range<usize>],
@@ -220,16 +222,11 @@ pub(crate) fn scan_waves<T: RangePart>(
             .map(|(i, r)| {
                 file.populate(r.clone());
                 let out = scan(w * wave + i, r.clone());
-                if out.is_none() {
-                    file.release(r.clone());
-                }
+                file.release(r.clone());
                 out
             })
             .collect();
         let Some(mut parts) = scanned else {
-            if let (Some(first), Some(last)) = (group.first(), group.last()) {
-                file.release(first.start..last.end);
-            }
             return false;
         };
         // The placing of each range is independent once its first row is known: run on
