@@ -324,9 +324,15 @@ impl Inferrer {
             return Some(());
         }
         let block = &data[start..(start + UTF8_BLOCK).min(data.len()).max(end)];
-        let valid = match simdutf8::compat::from_utf8(block) {
-            Ok(_) => block.len(),
-            Err(e) => e.valid_up_to(),
+        // The basic check first (faster: it keeps no error position), the one that says
+        // where the valid bytes end only for a block that fails it.
+        let valid = if simdutf8::basic::from_utf8(block).is_ok() {
+            block.len()
+        } else {
+            match simdutf8::compat::from_utf8(block) {
+                Ok(_) => block.len(),
+                Err(e) => e.valid_up_to(),
+            }
         };
         self.utf8 = (data.as_ptr() as usize, data.len(), start, start + valid);
         (end <= start + valid).then_some(())
