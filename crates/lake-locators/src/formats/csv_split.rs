@@ -17,7 +17,7 @@ use crate::text::scan::{FileBytes, check_utf8_at};
 use crate::text::skip::skip_records;
 use crate::text::split::{
     Checkpoints, RangePart, chunk_len, csv_record_start, fine_stride, nominal_bounds,
-    quote_parities, ranges, scan_waves, split_threads,
+    quote_parities, ranges, release_around, scan_waves, split_threads,
 };
 
 #[cfg(test)]
@@ -73,10 +73,11 @@ pub(super) fn plan(file: &FileBytes, body: usize, chunk: usize) -> Vec<Range<usi
         .zip(&parities)
         .map(|(&b, &odd)| {
             if b == 0 {
-                0
-            } else {
-                csv_record_start(data, b - 1, odd)
+                return 0;
             }
+            let start = csv_record_start(data, b - 1, odd);
+            release_around(file, b - 1..start.max(b));
+            start
         })
         .collect();
     ranges(starts, data.len())

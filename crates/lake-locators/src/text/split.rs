@@ -156,6 +156,22 @@ pub(crate) fn csv_record_start(data: &[u8], from: usize, mut in_quotes: bool) ->
     data.len()
 }
 
+/// Drops from the mapping of `file` the pages around `range`, which finding one range
+/// start read: whole 2 MiB spans, since the kernel may map a whole large folio of the page
+/// cache for one touched byte (6.18 maps 2 MiB), and a partial drop would leave the rest of
+/// it mapped. Before this, the page touched at each boundary of a 1.5 GB file held 300 MB
+/// for a moment (peak RSS), and 270 MB until the scans reached it.
+pub(crate) fn release_around(file: &FileBytes, range: Range<usize>) {
+    const SPAN: usize = 2 << 20;
+    let lo = range.start / SPAN * SPAN;
+    let hi = range
+        .end
+        .div_ceil(SPAN)
+        .saturating_mul(SPAN)
+        .min(file.len());
+    file.release(lo..hi);
+}
+
 /// The first line start of a JSON-lines file after `from`: just past the first line feed
 /// (never inside a valid JSON string), or the end of the data.
 pub(crate) fn line_start(data: &[u8], from: usize) -> usize {

@@ -30,7 +30,7 @@ use crate::text::rowread::{check_stride, decode_json, finish_blocks};
 use crate::text::scan::{FileBytes, bom_len};
 use crate::text::split::{
     Checkpoints, RangePart, chunk_len, fine_stride, line_start, nominal_bounds, prefetch_bounds,
-    ranges, scan_waves, split_threads,
+    ranges, release_around, scan_waves, split_threads,
 };
 
 /// The index of the line file `path` built on every thread, or `None` when it is read whole
@@ -55,10 +55,18 @@ pub(super) fn index_split(path: &Path, options: &IndexOptions) -> Result<Option<
 }
 
 /// The ranges of a line file for nominal ranges of `chunk` bytes.
-pub(super) fn plan(data: &[u8], chunk: usize) -> Vec<Range<usize>> {
+pub(super) fn plan(file: &FileBytes, chunk: usize) -> Vec<Range<usize>> {
+    let data: &[u8] = file;
     let starts = nominal_bounds(data.len(), 0, chunk)
         .into_iter()
-        .map(|b| if b == 0 { 0 } else { line_start(data, b - 1) })
+        .map(|b| {
+            if b == 0 {
+                return 0;
+            }
+            let start = line_start(data, b - 1);
+            release_around(file, b - 1..start.max(b));
+            start
+        })
         .collect();
     ranges(starts, data.len())
 }
@@ -504,7 +512,7 @@ pub(crate) fn fuzz_check(path: &Path, chunk: usize, options: &IndexOptions) {
     if layout(path, data) != Layout::Lines {
         return;
     }
-    let plan = plan(data, chunk.max(1));
+    let plan = plan(&file, chunk.max(1));
     if let Some(split) = run_plan(path, &file, options, &plan, 2) {
         assert_eq!(
             format!("{split:?}"),
