@@ -16,8 +16,8 @@ use crate::text::rowread::check_stride;
 use crate::text::scan::{FileBytes, check_utf8_at};
 use crate::text::skip::skip_records;
 use crate::text::split::{
-    Checkpoints, RangePart, chunk_len, csv_record_start, fine_stride, nominal_bounds,
-    quote_parities, ranges, release_around, scan_waves, split_threads,
+    Checkpoints, RangePart, SAMPLE, Samples, chunk_len, csv_record_start, fine_stride,
+    nominal_bounds, quote_parities, ranges, release_around, scan_waves, split_threads,
 };
 
 #[cfg(test)]
@@ -83,12 +83,6 @@ pub(super) fn plan(file: &FileBytes, body: usize, chunk: usize) -> Vec<Range<usi
     ranges(starts, data.len())
 }
 
-/// A range scan notes the start of every `SAMPLE`-th record: the placing of the real
-/// checkpoints then skips fewer than this many records to each, instead of up to a fine
-/// stride's (256), most of a range read again once it has left the cache. 32 keeps that
-/// to about a sixteenth of the range and costs a run of records an end every 32 records.
-const SAMPLE: u64 = 32;
-
 /// What the scan of one range found.
 struct Part {
     cols: Columns,
@@ -96,10 +90,8 @@ struct Part {
     fine: Vec<Block>,
     rows: u64,
     range: Range<usize>,
-    /// The start of every [`SAMPLE`]-th record of the range from its first, bytes absolute.
-    samples: Vec<u64>,
-    /// The checkpoints of the real stride in the range, (row, byte), once placed.
-    placed: Vec<(u64, u64)>,
+    /// Its noted record starts and, once placed, its checkpoints.
+    samples: Samples,
 }
 
 impl RangePart for Part {
@@ -141,14 +133,15 @@ pub(super) fn run_plan(
     let mut deferred: Vec<Range<usize>> = Vec::new();
     let placer = checkpoints.placer();
     let place = |part: &mut Part, first: u64| {
-        let start = |k: usize| part.samples.get(k).copied();
-        let placed = placer.place(first, part.rows, SAMPLE, start, |at, n| match skip_records(
-            data, at, n, h.delim,
-        ) {
-            Ok((end, done)) if done == n => Some(end),
-            _ => None,
-        });
-        placed.map(|p| part.placed = p).is_some()
+        placer.place(
+            first,
+            part.rows,
+            &mut part.samples,
+            |at, n| match skip_records(data, at, n, h.delim) {
+                Ok((end, done)) if done == n => Some(end),
+                _ => None,
+            },
+        )
     };
     let joined = scan_waves(file, plan, threads, scan, place, |mut part: Part| {
         if part.cols.cols.iter().any(|c| c.deferred()) {
@@ -166,7 +159,7 @@ pub(super) fn run_plan(
             Some(c) => c.merge(&part.cols, &options.stats),
             None => cols = Some(part.cols),
         }
-        checkpoints.append(&part.placed, part.rows);
+        checkpoints.append(&part.samples, part.rows);
         true
     });
     let mut cols = cols?;
@@ -264,7 +257,7 @@ impl Kernel<CSV> for RangeScan<'_> {
         if end < self.data.len() && self.data.get(end.wrapping_sub(1)) != Some(&b'\n') {
             return None;
         }
-        let (cols, mut fine, rows, mut samples) = scan_body::<W>(
+        let (cols, mut fine, rows, samples) = scan_body::<W>(
             self.path,
             slice,
             self.h,
@@ -277,16 +270,12 @@ impl Kernel<CSV> for RangeScan<'_> {
         for b in &mut fine {
             b.first_byte = b.first_byte.map(|x| x + base as u64);
         }
-        for s in &mut samples {
-            *s += base as u64;
-        }
         Some(Part {
             cols,
             fine,
             rows,
             range: start..end,
-            samples,
-            placed: Vec::new(),
+            samples: Samples::new(samples, base),
         })
     }
 }

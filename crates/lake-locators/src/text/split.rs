@@ -277,44 +277,80 @@ pub(crate) fn scan_waves<T: RangePart>(
     true
 }
 
-/// Finds the checkpoints of the real stride in one range from record starts the range scan
-/// noted every few records: the stride of a [`Checkpoints`], for [`scan_waves`]'s `place`
-/// on every thread.
+/// A range scan notes the start of every `SAMPLE`-th record (CSV) or line's value (JSON
+/// lines): the placing of the real checkpoints then skips fewer than this many records to
+/// each, instead of up to a fine stride's (256), most of a range read again once it has
+/// left the cache. 32 keeps that to about a sixteenth of the range and costs a run of
+/// records an end every 32 records.
+pub(crate) const SAMPLE: u64 = 32;
+
+/// What a range scan noted for the placing of its checkpoints, and what the placing found.
+#[derive(Debug, Default)]
+pub(crate) struct Samples {
+    /// The start of every [`SAMPLE`]-th record of the range from its first, bytes absolute.
+    starts: Vec<u64>,
+    /// The checkpoints of the real stride in the range, (row, byte), once placed.
+    placed: Vec<(u64, u64)>,
+}
+
+impl Samples {
+    /// The record starts a scan noted in the bytes of a range that start at `base` of the
+    /// file (the starts are relative to them).
+    pub(crate) fn new(mut starts: Vec<u64>, base: usize) -> Self {
+        for s in &mut starts {
+            *s += base as u64;
+        }
+        Samples {
+            starts,
+            placed: Vec::new(),
+        }
+    }
+}
+
+/// Finds the checkpoints of the real stride in one range from its [`Samples`]: the stride
+/// of a [`Checkpoints`], for [`scan_waves`]'s `place` on every thread.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Placer {
     stride: u64,
 }
 
 impl Placer {
-    /// The (row, byte) of each real checkpoint in a range of `rows` rows whose first row is
-    /// `first`; `start(k)` is the start (byte absolute) of the range's record `k * every`
-    /// (from 0), and `skip(byte, n)` the start of the record `n` records after the record
-    /// start `byte` (`None` when there are fewer). `None` when a checkpoint cannot be found
-    /// (the split is then abandoned).
+    /// Places the real checkpoints of a range of `rows` rows whose first row is `first`
+    /// into its `samples`; `skip(byte, n)` is the start of the record `n` records after the
+    /// record start `byte` (`None` when there are fewer). False when a checkpoint cannot be
+    /// found (the split is then abandoned).
     pub(crate) fn place(
         &self,
         first: u64,
         rows: u64,
-        every: u64,
-        start: impl Fn(usize) -> Option<u64>,
+        samples: &mut Samples,
         mut skip: impl FnMut(usize, u64) -> Option<usize>,
-    ) -> Option<Vec<(u64, u64)>> {
-        let mut out = Vec::new();
-        // The first row of this range that starts a real checkpoint.
-        let mut row = first.div_ceil(self.stride) * self.stride;
-        while row < first + rows {
-            let local = row - first;
-            let byte = start(usize::try_from(local / every).ok()?)?;
-            let at = skip(usize::try_from(byte).ok()?, local % every)?;
-            out.push((row, at as u64));
-            row += self.stride;
+    ) -> bool {
+        let mut found = || {
+            let mut out = Vec::new();
+            // The first row of this range that starts a real checkpoint.
+            let mut row = first.div_ceil(self.stride) * self.stride;
+            while row < first + rows {
+                let local = row - first;
+                let byte = *samples.starts.get(usize::try_from(local / SAMPLE).ok()?)?;
+                let at = skip(usize::try_from(byte).ok()?, local % SAMPLE)?;
+                out.push((row, at as u64));
+                row += self.stride;
+            }
+            Some(out)
+        };
+        match found() {
+            Some(out) => {
+                samples.placed = out;
+                true
+            }
+            None => false,
         }
-        Some(out)
     }
 }
 
-/// Builds the checkpoints of the real stride from the fine checkpoints of ranges joined in
-/// file order.
+/// Builds the checkpoints of the real stride from the placed checkpoints of ranges joined
+/// in file order.
 pub(crate) struct Checkpoints {
     stride: u64,
     /// Rows of the ranges joined so far.
@@ -341,9 +377,9 @@ impl Checkpoints {
     }
 
     /// Joins the next range in file order: `rows` rows, whose real checkpoints
-    /// [`Placer::place`] found at `placed` (row, byte).
-    pub(crate) fn append(&mut self, placed: &[(u64, u64)], rows: u64) {
-        for &(row, byte) in placed {
+    /// [`Placer::place`] put in `samples`.
+    pub(crate) fn append(&mut self, samples: &Samples, rows: u64) {
+        for &(row, byte) in &samples.placed {
             self.blocks.push(Block {
                 ordinal: self.blocks.len() as u64,
                 first_row: row,

@@ -29,8 +29,8 @@ use crate::text::infer::{Columns, null_to_utf8};
 use crate::text::rowread::{check_stride, decode_json, finish_blocks};
 use crate::text::scan::{FileBytes, bom_len};
 use crate::text::split::{
-    Checkpoints, RangePart, chunk_len, fine_stride, line_start, nominal_bounds, prefetch_bounds,
-    ranges, release_around, scan_waves, split_threads,
+    Checkpoints, RangePart, SAMPLE, Samples, chunk_len, fine_stride, line_start, nominal_bounds,
+    prefetch_bounds, ranges, release_around, scan_waves, split_threads,
 };
 
 /// The index of the line file `path` built on every thread, or `None` when it is read whole
@@ -71,11 +71,6 @@ pub(super) fn plan(file: &FileBytes, chunk: usize) -> Vec<Range<usize>> {
     ranges(starts, data.len())
 }
 
-/// A range scan notes the start of every `SAMPLE`-th line: the placing of the real
-/// checkpoints then skips fewer than this many lines to each, not up to a fine stride's (see
-/// the delimited split's `SAMPLE`).
-const SAMPLE: u64 = 32;
-
 /// What the scan of one range found.
 struct Part {
     cols: Columns,
@@ -84,10 +79,8 @@ struct Part {
     /// The byte walk of the range's nested lines, when it took every row of the range.
     walked: Option<Inferrer>,
     range: Range<usize>,
-    /// The start of every [`SAMPLE`]-th line's value from the range's first, bytes absolute.
-    samples: Vec<u64>,
-    /// The checkpoints of the real stride in the range, (row, byte), once placed.
-    placed: Vec<(u64, u64)>,
+    /// Its noted record starts and, once placed, its checkpoints.
+    samples: Samples,
 }
 
 impl RangePart for Part {
@@ -128,7 +121,7 @@ impl Kernel<JSON> for RangeScan<'_> {
         };
         // Nested lines are walked here, while the range is hot in the cache, instead of
         // being delimited now and read again for the schema.
-        let (cols, _, rows, nested, walked, mut samples) = scan_values_walk::<W>(
+        let (cols, _, rows, nested, walked, samples) = scan_values_walk::<W>(
             self.path,
             slice,
             Layout::Lines,
@@ -138,17 +131,13 @@ impl Kernel<JSON> for RangeScan<'_> {
             SAMPLE,
         )
         .ok()?;
-        for s in &mut samples {
-            *s += base as u64;
-        }
         Some(Part {
             cols,
             rows,
             nested,
             walked,
             range: start..end,
-            samples,
-            placed: Vec::new(),
+            samples: Samples::new(samples, base),
         })
     }
 }
@@ -188,16 +177,14 @@ pub(super) fn run_plan(
     let mut walks: Vec<Option<Inferrer>> = Vec::with_capacity(plan.len());
     let placer = checkpoints.placer();
     let place = |part: &mut Part, first: u64| {
-        let start = |k: usize| part.samples.get(k).copied();
-        let placed = placer.place(first, part.rows, SAMPLE, start, |at, n| {
+        placer.place(first, part.rows, &mut part.samples, |at, n| {
             let (pos, got) = skip_lines(data, at, n);
             if got != n {
                 return None;
             }
             // A checkpoint is the first byte of its line's value.
             Some(next_line(data, pos).map_or(pos, |(s, _)| s))
-        });
-        placed.map(|p| part.placed = p).is_some()
+        })
     };
     let joined = scan_waves(file, plan, threads, scan(true), place, |mut part: Part| {
         nested |= part.nested;
@@ -209,7 +196,7 @@ pub(super) fn run_plan(
             Some(c) => c.merge(&part.cols, &options.stats),
             None => cols = Some(part.cols),
         }
-        checkpoints.append(&part.placed, part.rows);
+        checkpoints.append(&part.samples, part.rows);
         true
     });
     if !joined {
