@@ -17,7 +17,8 @@ use crate::text::scan::{FileBytes, check_utf8_at};
 use crate::text::skip::skip_records;
 use crate::text::split::{
     Checkpoints, RangePart, SAMPLE, Samples, chunk_len, csv_record_start, fine_stride,
-    nominal_bounds, quote_parities, ranges, release_around, scan_waves, split_threads,
+    guess_quote_state, nominal_bounds, prefetch_bounds, quote_parities, ranges, release_around,
+    scan_waves, split_threads,
 };
 
 #[cfg(test)]
@@ -58,25 +59,70 @@ pub(super) fn index_file(
         return Ok(None);
     }
     let chunk = chunk_len(data.len(), threads);
-    let plan = plan(file, h.body, chunk);
-    Ok(run_plan(path, file, options, &h, &plan, threads))
+    Ok(plan_and_run(path, file, options, &h, chunk, threads))
+}
+
+/// The split index of `file` in ranges of about `chunk` bytes: from quote states guessed at
+/// the boundaries, and when a range fails its checks, from counted ones (unless those give
+/// the same ranges: the failure is then the file's); `None` when that fails too.
+fn plan_and_run(
+    path: &Path,
+    file: &FileBytes,
+    options: &IndexOptions,
+    h: &Header,
+    chunk: usize,
+    threads: usize,
+) -> Option<FileIndex> {
+    let guessed = plan(file, h, chunk, Quotes::Guessed);
+    if let Some(index) = run_plan(path, file, options, h, &guessed, threads) {
+        return Some(index);
+    }
+    let counted = plan(file, h, chunk, Quotes::Counted);
+    if counted == guessed {
+        return None;
+    }
+    run_plan(path, file, options, h, &counted, threads)
+}
+
+/// Where [`plan`] takes the quote state at each boundary from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Quotes {
+    /// The quotes just after it ([`guess_quote_state`]): no pass over the file.
+    Guessed,
+    /// The parity of every quote before it ([`quote_parities`]): a pass over the file.
+    Counted,
 }
 
 /// The ranges of `file` for nominal ranges of `chunk` bytes: each starts at the first line
 /// feed outside quotes after its nominal boundary (the first at 0, with the header).
-pub(super) fn plan(file: &FileBytes, body: usize, chunk: usize) -> Vec<Range<usize>> {
+pub(super) fn plan(
+    file: &FileBytes,
+    h: &Header,
+    chunk: usize,
+    quotes: Quotes,
+) -> Vec<Range<usize>> {
     let data: &[u8] = file;
-    let bounds = nominal_bounds(data.len(), body, chunk);
-    let parities = quote_parities(file, &bounds);
+    let bounds = nominal_bounds(data.len(), h.body, chunk);
+    let parities = match quotes {
+        Quotes::Counted => Some(quote_parities(file, &bounds)),
+        Quotes::Guessed => {
+            prefetch_bounds(file, &bounds);
+            None
+        }
+    };
     let starts: Vec<usize> = bounds
         .iter()
-        .zip(&parities)
-        .map(|(&b, &odd)| {
+        .enumerate()
+        .map(|(k, &b)| {
             if b == 0 {
                 return 0;
             }
-            let start = csv_record_start(data, b - 1, odd);
-            release_around(file, b - 1..start.max(b));
+            let (inside, read) = match &parities {
+                Some(p) => (p[k], b),
+                None => guess_quote_state(data, b - 1, h.delim),
+            };
+            let start = csv_record_start(data, b - 1, inside);
+            release_around(file, b - 1..start.max(read));
             start
         })
         .collect();
@@ -331,13 +377,17 @@ pub(crate) fn fuzz_check(path: &Path, chunk: usize, options: &IndexOptions) {
     if check_utf8_at(path, h.format, data, 0, h.body).is_err() {
         return;
     }
-    let plan = plan(&file, h.body, chunk.max(1));
-    if let Some(split) = run_plan(path, &file, options, &h, &plan, 2) {
-        assert_eq!(
-            format!("{split:?}"),
-            show(&portable),
-            "the split scan differs from the sequential scan"
-        );
+    // Ranges from guessed quote states (a wrong guess must fail a check, never give another
+    // index) and from counted ones.
+    for quotes in [Quotes::Guessed, Quotes::Counted] {
+        let plan = plan(&file, &h, chunk.max(1), quotes);
+        if let Some(split) = run_plan(path, &file, options, &h, &plan, 2) {
+            assert_eq!(
+                format!("{split:?}"),
+                show(&portable),
+                "the split scan ({quotes:?} quote states) differs from the sequential scan"
+            );
+        }
     }
 }
 

@@ -83,8 +83,7 @@ fn split_index(
 ) -> Option<String> {
     let path = Path::new("t.csv");
     let h = header(path, file).ok()?;
-    let plan = plan(file, h.body, chunk);
-    run_plan(path, file, options, &h, &plan, threads).map(|i| format!("{i:?}"))
+    plan_and_run(path, file, options, &h, chunk, threads).map(|i| format!("{i:?}"))
 }
 
 fn mapped(text: &[u8]) -> (tempfile::NamedTempFile, FileBytes) {
@@ -344,5 +343,30 @@ fn runs_gather_values_for_added_columns_only() {
     for l in crate::simd::available_loops() {
         let got = crate::simd::with_loop(l, || sequential(&text, &options)).unwrap();
         assert_eq!(got, want, "{l:?}");
+    }
+}
+
+#[test]
+fn a_wrong_quote_guess_falls_back_to_counted_parities() {
+    // A quoted field of about 190 KB with line feeds and no quote: a boundary in its first
+    // part finds no telling quote within the guess window, guesses "outside", and puts a
+    // range start inside the field.
+    let mut text = b"id,note\n1,a\n2,\"".to_vec();
+    for i in 0..5000 {
+        text.extend_from_slice(format!("line {i} of a long note, with commas\n").as_bytes());
+    }
+    text.extend_from_slice(b"end\"\n3,b\n");
+    let (_f, file) = mapped(&text);
+    let path = Path::new("t.csv");
+    let h = header(path, &file).unwrap();
+    let chunk = 50_000;
+    let guessed = plan(&file, &h, chunk, Quotes::Guessed);
+    let counted = plan(&file, &h, chunk, Quotes::Counted);
+    assert_ne!(guessed, counted, "the guess is wrong inside the long field");
+    for stats in [StatsColumns::None, StatsColumns::All] {
+        let options = IndexOptions { stride: 1, stats };
+        assert!(run_plan(path, &file, &options, &h, &guessed, 2).is_none());
+        let want = sequential(&text, &options).unwrap();
+        assert_eq!(split_index(&file, &options, chunk, 2), Some(want));
     }
 }

@@ -6,8 +6,10 @@
 //!
 //! 1. Nominal boundaries every [`chunk_len`] bytes ([`nominal_bounds`]).
 //! 2. Each boundary moves to a guessed record start: for delimited text the first line feed
-//!    outside quotes, the quote state coming from the parity of the quotes before it (one
-//!    counting pass, [`quote_parities`]); for JSON lines the first line feed.
+//!    outside quotes, the quote state guessed from the quotes just after the boundary
+//!    ([`guess_quote_state`]; when a guess proves wrong in step 3, the plan is made again
+//!    from the parity of the quotes before each boundary, one counting pass over the file,
+//!    [`quote_parities`]); for JSON lines the first line feed.
 //! 3. Each range is scanned on its own (its records wholly inside it), with checkpoints every
 //!    [`FINE_STRIDE`] rows, and checked: a range whose guessed start was no record start of a
 //!    sequential scan cannot end, without an error, on a line feed just before the next
@@ -134,6 +136,46 @@ pub(crate) fn quote_parities(file: &FileBytes, bounds: &[usize]) -> Vec<bool> {
         out.push(before ^ (c % 2 == 1));
     }
     out
+}
+
+/// Bytes after a boundary read for a quote that tells the quote state there
+/// ([`guess_quote_state`]).
+const GUESS_WINDOW: usize = 64 << 10;
+
+/// The quote state at `from` of a delimited file (true: inside a quoted field) as the first
+/// telling quote after it says, without reading the file before it, and how far it read.
+///
+/// In a well-formed file a quote just after a delimiter or a line feed and before any other
+/// byte opens a field (inside a quoted field such a quote is doubled), and a quote after any
+/// byte but those and before a delimiter or a line break closes one (inside, doubled again):
+/// the state before it is then known, and the state at `from` follows from the parity of
+/// the quotes passed on the way. Doubled quotes and other quotes tell nothing. With no
+/// telling quote in [`GUESS_WINDOW`] bytes the guess is "outside" (a quote-free stretch).
+/// A wrong guess (a file that is not well-formed there) puts a range start inside a quoted
+/// field: the range before it then ends inside quotes, which its scan refuses, and the plan
+/// is made again from the counted parities ([`quote_parities`]).
+pub(crate) fn guess_quote_state(data: &[u8], from: usize, delim: u8) -> (bool, usize) {
+    let end = from.saturating_add(GUESS_WINDOW).min(data.len());
+    let breaks = |c: u8| c == delim || c == b'\n' || c == b'\r';
+    let mut pos = from.min(end);
+    // The parity of the quotes passed.
+    let mut passed = false;
+    while let Some(i) = memchr(b'"', &data[pos..end]) {
+        let q = pos + i;
+        let before = q.checked_sub(1).map_or(b'\n', |p| data[p]);
+        let after = data.get(q + 1).copied();
+        let opens =
+            (before == delim || before == b'\n') && after.is_some_and(|c| !breaks(c) && c != b'"');
+        let closes =
+            after.is_none_or(breaks) && before != delim && before != b'\n' && before != b'"';
+        if opens != closes {
+            // Outside before an opening quote, inside before a closing one.
+            return (closes ^ passed, q + 1);
+        }
+        passed = !passed;
+        pos = q + 1;
+    }
+    (false, end)
 }
 
 /// The first record start of a delimited file after `from`, where the quote state is
@@ -424,6 +466,25 @@ mod tests {
         assert_eq!(csv_record_start(data, 9, false), 13);
         assert_eq!(csv_record_start(data, 14, false), data.len());
         assert_eq!(ranges(vec![0, 5, 5, 8], 16), vec![0..5, 5..8, 8..16]);
+    }
+
+    #[test]
+    fn quote_states_are_guessed_from_telling_quotes() {
+        let data = b"id,note\n1,\"a, \"\"b\"\"\nc\",2\n3,\"d\",4\n";
+        // The state at each byte by counting, against the guess from there on.
+        let mut inside = false;
+        for (at, &c) in data.iter().enumerate() {
+            assert_eq!(guess_quote_state(data, at, b',').0, inside, "at byte {at}");
+            inside ^= c == b'"';
+        }
+        // Doubled quotes tell nothing; an opening quote after a line feed, a closing one
+        // before the end, do.
+        assert_eq!(guess_quote_state(b"\"\"x", 0, b','), (false, 3));
+        assert_eq!(guess_quote_state(b"x\n\"y", 0, b','), (false, 3));
+        assert_eq!(guess_quote_state(b"y\"", 0, b','), (true, 2));
+        assert_eq!(guess_quote_state(b"a\tb\"\tc", 0, b'\t'), (true, 4));
+        // No telling quote: outside.
+        assert_eq!(guess_quote_state(b"abc\ndef", 2, b','), (false, 7));
     }
 
     #[test]
