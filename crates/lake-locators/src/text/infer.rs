@@ -15,8 +15,8 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use crate::locator::{ColumnStats, Stats, StatsColumns, repeated_names};
 pub(crate) use crate::text::bounds::{NumBounds, max_f64, min_f64};
 use crate::text::numbers::{
-    KEY_FRAC, NumberKind, decimal_parts_at, dot_in, int_value_at, is_bool, is_i64_text, is_number,
-    key_float, key_int, masked_number, number_key, number_kind, parse_i64, word_at,
+    KEY_FRAC, NumberKind, decimal_parts_at, dot_in, has_quote, int_value_at, is_bool, is_i64_text,
+    is_number, key_float, key_int, masked_number, number_key, number_kind, parse_i64, word_at,
 };
 use crate::text::scan::unescape_into;
 
@@ -686,7 +686,7 @@ impl ColumnInfer {
                         // A quoted delimited field: its inside, a doubled quote read as one,
                         // `""` a null, as `formats::csv` reads it.
                         (s, e) = (s + 1, e - 1);
-                        if memchr::memchr(b'"', &data[s..e]).is_some() {
+                        if has_quote(data, s, e) {
                             unescape_into(&data[s..e], &mut unescaped);
                             self.text_bounds(&unescaped);
                             continue;

@@ -418,6 +418,31 @@ pub(crate) fn dot_in(data: &[u8], start: usize, end: usize) -> Option<usize> {
     memchr::memchr(b'.', &data[start..end]).map(|i| start + i)
 }
 
+/// True when `data[start..end]` holds a `"`: from two words read when the text has at most
+/// 16 bytes and 16 bytes are there (most fields), by `memchr` otherwise (whose call and
+/// set-up cost more than the search on short fields: 4.5% of a quoted CSV's scan).
+#[inline(always)]
+pub(crate) fn has_quote(data: &[u8], start: usize, end: usize) -> bool {
+    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
+    let n = end - start;
+    if n <= 16
+        && let (Some(lo), Some(hi)) = (word_at(data, start), word_at(data, start + 8))
+    {
+        // The high bit of each byte equal to a quote; bytes past `end` masked off.
+        let keep = |len: usize| {
+            if len >= 8 {
+                u64::MAX
+            } else {
+                (1u64 << (8 * len)) - 1
+            }
+        };
+        let lo = crate::text::scan::zero_bytes(lo ^ QUOTES) & keep(n);
+        let hi = crate::text::scan::zero_bytes(hi ^ QUOTES) & keep(n.saturating_sub(8));
+        return (lo | hi) != 0;
+    }
+    memchr::memchr(b'"', &data[start..end]).is_some()
+}
+
 /// Fraction digits of the [`number_key`]s of columns that may hold decimals: with at most 8
 /// digits in all, the integer part has at most 8, and the key at most 15 decimal nibbles.
 pub(crate) const KEY_FRAC: u32 = 7;
@@ -760,6 +785,20 @@ mod tests {
             "", "-", ".", "+1", "1e", "1e+", "inf", "NaN", "1.2.3", "1-2", "e5", " 1",
         ] {
             assert!(!is_number(bad.as_bytes()), "{bad}");
+        }
+    }
+
+    #[test]
+    fn quotes_found_word_at_a_time() {
+        let data = b"abcdefgh\"ijklmnopq\"rs";
+        for start in 0..data.len() {
+            for end in start..=data.len() {
+                assert_eq!(
+                    has_quote(data, start, end),
+                    data[start..end].contains(&b'"'),
+                    "{start}..{end}"
+                );
+            }
         }
     }
 
