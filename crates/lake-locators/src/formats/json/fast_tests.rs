@@ -508,55 +508,17 @@ fn short_decimals_equal_a_correctly_rounded_parse() {
 }
 
 #[test]
-fn utf8_characters_are_those_from_utf8_takes() {
-    for a in 0x80..=0xFFu8 {
-        for b in 0..=0xFFu8 {
-            let two = [a, b];
-            let want = std::str::from_utf8(&two).is_ok().then_some(2);
-            assert_eq!(text::utf8_char(&two, 0), want, "{two:x?}");
-            for c in [0x00, 0x7F, 0x80, 0x9F, 0xA0, 0xBF, 0xC0] {
-                for d in [0x41, 0x80, 0xBF, 0xC0] {
-                    let four = [a, b, c, d];
-                    let want = (2..=4).find(|&n| std::str::from_utf8(&four[..n]).is_ok());
-                    assert_eq!(text::utf8_char(&four, 0), want, "{four:x?}");
-                    // Cut short by the end of the data.
-                    assert_eq!(
-                        text::utf8_char(&four[..3], 0),
-                        want.filter(|&n| n <= 3),
-                        "{four:x?}"
-                    );
-                }
-            }
-        }
-    }
-}
-
-#[test]
 fn string_end_matches_a_byte_loop() {
     let naive = |d: &[u8], open: usize| -> Option<(usize, bool, bool)> {
         let mut pos = open + 1;
         let mut escaped = false;
         let mut high = false;
-        let mut checks = 16;
         loop {
             match *d.get(pos)? {
                 b'"' => return Some((pos + 1, escaped, high)),
                 0x80.. => {
-                    // A character that `str::from_utf8` takes, while checks are left.
-                    let n = (2..=4).find(|&n| {
-                        d.get(pos..pos + n)
-                            .is_some_and(|c| std::str::from_utf8(c).is_ok())
-                    });
-                    match n {
-                        Some(n) if !high && checks > 0 => {
-                            checks -= 1;
-                            pos += n;
-                        }
-                        _ => {
-                            high = true;
-                            pos += 1;
-                        }
-                    }
+                    high = true;
+                    pos += 1;
                 }
                 b'\\' => {
                     escaped = true;
@@ -568,12 +530,8 @@ fn string_end_matches_a_byte_loop() {
         }
     };
     let alphabet = b"\"\\ab \x1f\x00\t\x7f\x80\xff\x20\x9f";
-    // Lead and continuation bytes of UTF-8 characters of every length, and bytes that are
-    // never UTF-8.
-    let utf8 = b"\"\\a \x80\x8f\x90\x9f\xa0\xbf\xc0\xc2\xdf\xe0\xed\xef\xf0\xf4\xf5\xff";
-    for seed in 0..stress_cases(6000) as u64 {
-        let letters: &[u8] = if seed % 2 == 0 { alphabet } else { utf8 };
-        let soup = crate::testutil::byte_soup(seed + 1, 1 + (seed as usize % 40), letters);
+    for seed in 0..stress_cases(3000) as u64 {
+        let soup = crate::testutil::byte_soup(seed + 1, 1 + (seed as usize % 40), alphabet);
         let mut d = vec![b'"'];
         d.extend_from_slice(&soup);
         assert_eq!(string_end(&d, 0), naive(&d, 0), "on {d:?}");

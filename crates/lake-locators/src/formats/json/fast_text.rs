@@ -63,17 +63,10 @@ pub(super) fn control_bytes(x: u64) -> u64 {
 }
 
 /// The end of the JSON string opened at `open` (past its closing quote), whether it holds
-/// escapes and whether it holds non-ASCII bytes not known to be UTF-8; `None` when it never
-/// closes or holds a control character outside an escape (which `serde_json` refuses).
-/// Sixteen bytes at a time with SSE2 on x86-64, eight in integer words elsewhere. The two
-/// scans keep their own loops: one loop over a window closure measured 8% slower on nested
-/// NDJSON.
-///
-/// The first [`INLINE_CHECKS`] non-ASCII characters of a string are checked as UTF-8 where
-/// the scan stops at them ([`utf8_char`]): a row whose strings hold a few accented letters
-/// needs no check of its bytes as a block (that check read every byte of a nested NDJSON
-/// file again, 10% of its scan). A string with more, or with a byte that is not UTF-8 there,
-/// says so by its third value, and its row is checked as before.
+/// escapes and whether it holds non-ASCII bytes; `None` when it never closes or holds a
+/// control character outside an escape (which `serde_json` refuses). Sixteen bytes at a time
+/// with SSE2 on x86-64, eight in integer words elsewhere. The two scans keep their own loops:
+/// one loop over a window closure measured 8% slower on nested NDJSON.
 #[inline]
 pub(super) fn string_end(d: &[u8], open: usize) -> Option<(usize, bool, bool)> {
     #[cfg(target_arch = "x86_64")]
@@ -97,9 +90,8 @@ pub(super) fn string_end_sse2(d: &[u8], open: usize) -> Option<(usize, bool, boo
     };
     let mut pos = open + 1;
     let mut escaped = false;
-    // Non-ASCII bytes stop the scan until the first one not checked where it is.
+    // Non-ASCII bytes stop the scan until the first one.
     let mut high = false;
-    let mut checks = INLINE_CHECKS;
     loop {
         if let Some(bytes) = d.get(pos..pos + 16) {
             // SAFETY: `bytes` is 16 bytes long and the load is unaligned; SSE2 is part of
@@ -136,43 +128,13 @@ pub(super) fn string_end_sse2(d: &[u8], open: usize) -> Option<(usize, bool, boo
                 escaped = true;
                 pos += 2;
             }
-            0x80.. => match utf8_char(d, pos) {
-                Some(n) if checks > 0 => {
-                    checks -= 1;
-                    pos += n;
-                }
-                _ => {
-                    high = true;
-                    pos += 1;
-                }
-            },
+            0x80.. => {
+                high = true;
+                pos += 1;
+            }
             _ => return None,
         }
     }
-}
-
-/// Characters of a string checked as UTF-8 where they are found, before the string is left
-/// to the check of whole blocks (see [`string_end`]).
-const INLINE_CHECKS: u32 = 16;
-
-/// The length of the UTF-8 character whose first byte (above 0x7F) is `d[at]`, when the
-/// bytes from there are one that `str::from_utf8` takes (no overlong form, no surrogate,
-/// nothing past U+10FFFF), else `None`.
-#[inline]
-pub(super) fn utf8_char(d: &[u8], at: usize) -> Option<usize> {
-    let (n, lo, hi) = match *d.get(at)? {
-        0xC2..=0xDF => (2, 0x80, 0xBF),
-        0xE0 => (3, 0xA0, 0xBF),
-        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF),
-        0xED => (3, 0x80, 0x9F),
-        0xF0 => (4, 0x90, 0xBF),
-        0xF1..=0xF3 => (4, 0x80, 0xBF),
-        0xF4 => (4, 0x80, 0x8F),
-        _ => return None,
-    };
-    let rest = d.get(at + 1..at + n)?;
-    let ok = (lo..=hi).contains(&rest[0]) && rest[1..].iter().all(|&b| b & 0xC0 == 0x80);
-    ok.then_some(n)
 }
 
 /// [`string_end`] eight bytes at a time in plain integer words: the portable scan.
@@ -183,9 +145,8 @@ pub(super) fn string_end_swar(d: &[u8], open: usize) -> Option<(usize, bool, boo
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut pos = open + 1;
     let mut escaped = false;
-    // High bytes are looked for until the first one not checked where it is.
+    // High bytes are looked for until the first one.
     let mut high_mask = HIGH;
-    let mut checks = INLINE_CHECKS;
     loop {
         if let Some(bytes) = d.get(pos..pos + 8) {
             let mut word = [0u8; 8];
@@ -215,16 +176,10 @@ pub(super) fn string_end_swar(d: &[u8], open: usize) -> Option<(usize, bool, boo
                 escaped = true;
                 pos += 2;
             }
-            0x80.. => match utf8_char(d, pos) {
-                Some(n) if checks > 0 => {
-                    checks -= 1;
-                    pos += n;
-                }
-                _ => {
-                    high_mask = 0;
-                    pos += 1;
-                }
-            },
+            0x80.. => {
+                high_mask = 0;
+                pos += 1;
+            }
             _ => return None,
         }
     }
