@@ -251,8 +251,13 @@ fn streamed_runs_equal_the_portable_path() {
     let mut rng = crate::testutil::XorShift(0x5eed_0f5a_a7e5);
     let mut next = move |n: usize| rng.below(n);
     let path = Path::new("t.csv");
-    for case in 0..crate::testutil::stress_cases(120) {
-        let ncols = 1 + next(6);
+    for case in 0..crate::testutil::stress_cases(160) {
+        // Every fourth file is wide: around 64 columns (the narrow masks' limit) and past it.
+        let ncols = if case % 4 == 3 {
+            60 + next(150)
+        } else {
+            1 + next(6)
+        };
         let cols: Vec<&[&str]> = (0..ncols).map(|_| kinds[next(kinds.len())]).collect();
         let mut text = (0..ncols)
             .map(|i| format!("c{i}"))
@@ -260,9 +265,14 @@ fn streamed_runs_equal_the_portable_path() {
             .join(",");
         text.push('\n');
         let crlf = next(4) == 0;
-        for _ in 0..100 + next(1400) {
+        let rows = if ncols > 6 {
+            20 + next(200)
+        } else {
+            100 + next(1400)
+        };
+        for _ in 0..rows {
             let mut fields: Vec<&str> = cols.iter().map(|vals| vals[next(vals.len())]).collect();
-            if next(150) == 0 {
+            if next(if ncols > 6 { 20 } else { 150 }) == 0 {
                 fields[next(ncols)] = POISON[next(POISON.len())];
             }
             // Now and then a field too many or too few, or an empty line.

@@ -100,11 +100,10 @@ impl RunGate {
 }
 
 /// Which columns have which settled type, one bit per field of a run of records: from a
-/// field of column `c` on, bit `k` of `phase[c]` is column `(c + k) % ncols`. Files of more
-/// than 64 columns never use the check.
+/// field of column `c` on, bit `k` of `phase[c]` is column `(c + k) % ncols`.
 #[derive(Debug, Clone)]
 pub(crate) struct ShapeMasks {
-    /// True when the check may be used: there are 1 to 64 columns.
+    /// True when the check may be used: there are columns, and their types are taken in.
     pub(crate) enabled: bool,
     /// The number of columns.
     ncols: usize,
@@ -113,12 +112,14 @@ pub(crate) struct ShapeMasks {
     /// seen integers too (empty fields and numbers), Float64 columns that have seen none
     /// (empty fields and decimals), and the last column, whose field ends its record.
     /// Columns that can only be Utf8 are in none of the first four: any field fits.
-    phase: [[u64; KINDS]; 64],
+    phase: Vec<[u64; KINDS]>,
     /// `(c + k) % ncols` at `c + k`, for the column after `k` field ends from column `c`.
-    wrap: [u8; 128],
-    /// The column bits per kind that `phase` was last made from (while `enabled`): an update
-    /// to the same types leaves `phase` as it is.
-    base: [u128; KINDS],
+    wrap: Vec<u32>,
+    /// The kind of each column (`KINDS` for Utf8) that `phase` was last made from (while
+    /// `enabled`): an update to the same types leaves `phase` as it is.
+    kinds: Vec<u8>,
+    /// The kinds of the update being taken in.
+    next: Vec<u8>,
 }
 
 impl ShapeMasks {
@@ -126,10 +127,11 @@ impl ShapeMasks {
     pub(crate) fn new(ncols: usize) -> Self {
         let mut masks = ShapeMasks {
             enabled: false,
-            ncols: 0,
-            phase: [[0; KINDS]; 64],
-            wrap: [0; 128],
-            base: [0; KINDS],
+            ncols: usize::MAX,
+            phase: Vec::new(),
+            wrap: Vec::new(),
+            kinds: Vec::new(),
+            next: Vec::new(),
         };
         masks.set_width(ncols);
         masks
@@ -142,10 +144,13 @@ impl ShapeMasks {
             return;
         }
         self.ncols = ncols;
+        self.kinds.clear();
+        self.phase.clear();
+        self.phase.resize(ncols, [0; KINDS]);
+        self.wrap.clear();
         if ncols > 0 {
-            for (i, w) in self.wrap.iter_mut().enumerate() {
-                *w = (i % ncols) as u8;
-            }
+            self.wrap
+                .extend((0..ncols + 65).map(|i| u32::try_from(i % ncols).unwrap_or(0)));
         }
     }
 
@@ -159,36 +164,51 @@ impl ShapeMasks {
     pub(crate) fn update_from<'a>(&mut self, cols: impl Iterator<Item = &'a ColumnInfer>) {
         let n = self.ncols;
         let was = std::mem::replace(&mut self.enabled, false);
-        if !(1..=64).contains(&n) {
+        if n == 0 || u32::try_from(n).is_err() {
             return;
         }
-        let mut base = [0u128; KINDS];
-        let mut count = 0;
-        for (k, c) in cols.enumerate() {
-            count += 1;
-            if k >= n {
+        self.next.clear();
+        for c in cols {
+            if self.next.len() == n {
                 return;
             }
-            let kind = match c.shape() {
-                Shape::Text => continue,
-                Shape::Int => INT,
-                Shape::FloatInt => FLOAT_INT,
-                Shape::Float => FLOAT,
-                Shape::Bool => BOOL,
-                Shape::Other => OTHER,
-            };
-            base[kind] |= 1 << k;
+            self.next.push(match c.shape() {
+                Shape::Text => KINDS as u8,
+                Shape::Int => INT as u8,
+                Shape::FloatInt => FLOAT_INT as u8,
+                Shape::Float => FLOAT as u8,
+                Shape::Bool => BOOL as u8,
+                Shape::Other => OTHER as u8,
+            });
         }
-        if count != n {
+        if self.next.len() != n {
             return;
         }
         self.enabled = true;
-        base[LAST] = 1 << (n - 1);
         // Runs are tried after most records read otherwise, which seldom change a type.
-        if was && base == self.base {
+        if was && self.next == self.kinds {
             return;
         }
-        self.base = base;
+        std::mem::swap(&mut self.kinds, &mut self.next);
+        if n <= 64 {
+            self.phases_narrow();
+        } else {
+            self.phases_wide();
+        }
+    }
+
+    /// The phases of at most 64 columns: each kind's column bits repeated over 128 bits, and
+    /// each phase a 64-bit window of them (a few shifts per kind: JSON templates change
+    /// often).
+    fn phases_narrow(&mut self) {
+        let n = self.ncols;
+        let mut base = [0u128; KINDS];
+        for (k, &kind) in self.kinds.iter().enumerate() {
+            if let Some(x) = base.get_mut(usize::from(kind)) {
+                *x |= 1 << k;
+            }
+        }
+        base[LAST] = 1 << (n - 1);
         for x in &mut base {
             let mut shift = n;
             while shift < 128 {
@@ -196,9 +216,30 @@ impl ShapeMasks {
                 shift *= 2;
             }
         }
-        for (c, phase) in self.phase.iter_mut().enumerate().take(n) {
+        for (c, phase) in self.phase.iter_mut().enumerate() {
             for (p, x) in phase.iter_mut().zip(&base) {
                 *p = (x >> c) as u64;
+            }
+        }
+    }
+
+    /// The phases of more than 64 columns (a wide CSV): bit by bit, 64 per column (their
+    /// types change a few times per file).
+    fn phases_wide(&mut self) {
+        let n = self.ncols;
+        for (c, phase) in self.phase.iter_mut().enumerate() {
+            *phase = [0; KINDS];
+            let mut col = c;
+            for k in 0..64 {
+                if let Some(p) = phase.get_mut(usize::from(self.kinds[col])) {
+                    *p |= 1 << k;
+                }
+                if col == n - 1 {
+                    phase[LAST] |= 1 << k;
+                    col = 0;
+                } else {
+                    col += 1;
+                }
             }
         }
     }
@@ -211,10 +252,10 @@ impl ShapeMasks {
         &self.phase[c]
     }
 
-    /// The column `n` field ends after one of column `c` (`c` < 64, `n` <= 64).
+    /// The column `n` field ends after one of column `c` (`c` < `ncols`, `n` <= 64).
     #[inline(always)]
     pub(crate) fn advance(&self, c: usize, n: u32) -> usize {
-        usize::from(self.wrap[c + n as usize])
+        self.wrap[c + n as usize] as usize
     }
 }
 
