@@ -708,23 +708,88 @@ pub(crate) fn stream_records<W: Window<CSV>>(
 /// True when the field that ends at `end` (a delimiter or record end outside quotes) is
 /// `true` or `false` in any case ([`crate::text::numbers::is_bool`]), unquoted, and starts at
 /// or after the record start `start`. The word's bytes are no quotes, so the byte before it
-/// is outside quotes too: a delimiter or line feed there starts the field.
-#[inline]
+/// is outside quotes too: a delimiter or line feed there starts the field. The last four
+/// bytes are compared as one word with their case folded (bit 5 set: exactly the two cases
+/// of each letter): a wide CSV reads a boolean every few fields.
+#[inline(always)]
 fn bool_before(data: &[u8], start: usize, end: usize, delim: u8) -> bool {
-    let word = |w: &[u8]| {
-        let Some(at) = end.checked_sub(w.len()).filter(|&at| at >= start) else {
-            return false;
-        };
-        data.get(at..end).is_some_and(|f| f.eq_ignore_ascii_case(w))
-            && (at == start || matches!(data.get(at - 1), Some(&b) if b == delim || b == b'\n'))
+    const FOLD: u32 = 0x2020_2020;
+    let Some(tail) = end
+        .checked_sub(4)
+        .and_then(|at| data.get(at..end))
+        .and_then(|t| <[u8; 4]>::try_from(t).ok())
+    else {
+        return false;
     };
-    word(b"true") || word(b"false")
+    let w = u32::from_le_bytes(tail) | FOLD;
+    let at = if w == u32::from_le_bytes(*b"true") {
+        end - 4
+    } else if w == u32::from_le_bytes(*b"alse")
+        && let Some(at) = end.checked_sub(5)
+        && data.get(at).is_some_and(|&f| f | 0x20 == b'f')
+    {
+        at
+    } else {
+        return false;
+    };
+    at >= start && (at == start || matches!(data.get(at - 1), Some(&b) if b == delim || b == b'\n'))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::simd::BytewiseWindow;
+
+    #[test]
+    fn booleans_read_back_from_their_ends() {
+        // The word compare against the slice compare, in every case and position.
+        let slow = |data: &[u8], start: usize, end: usize| {
+            let word = |w: &[u8]| {
+                let Some(at) = end.checked_sub(w.len()).filter(|&at| at >= start) else {
+                    return false;
+                };
+                data[at..end].eq_ignore_ascii_case(w)
+                    && (at == start || matches!(data.get(at - 1), Some(&b',' | &b'\n')))
+            };
+            word(b"true") || word(b"false")
+        };
+        for text in [
+            "true",
+            "TRUE",
+            "tRuE",
+            "false",
+            "FALSE",
+            "fAlSe",
+            "xtrue",
+            "a,true",
+            "a\ntrue",
+            "a,false",
+            "afalse",
+            "a,False",
+            "trUe,",
+            "t",
+            "rue",
+            "alse",
+            "\u{0}alse",
+            "5alse",
+            "a,fals",
+            "a,Dalse",
+            "a,tru\u{5}",
+            "TRU\u{45}",
+            "a;true",
+        ] {
+            let data = text.as_bytes();
+            for start in 0..=data.len() {
+                for end in start..=data.len() {
+                    assert_eq!(
+                        bool_before(data, start, end, b','),
+                        slow(data, start, end),
+                        "{text:?} {start}..{end}"
+                    );
+                }
+            }
+        }
+    }
 
     /// The run from the start of `text` for columns of `shapes`, read with byte-wise masks
     /// and, where the CPU has them, AVX2 masks (both must agree).
