@@ -360,19 +360,30 @@ fn runs_of_lines_equal_the_portable_path() {
     let mut rng = crate::testutil::XorShift(0x5eed_0f5a_0000_0777);
     let mut next = move |n: usize| rng.below(n);
     let path = Path::new("t.ndjson");
-    for case in 0..crate::testutil::stress_cases(100) {
-        let members = 1 + next(5);
-        let mut names: Vec<&str> = Vec::new();
+    for case in 0..crate::testutil::stress_cases(130) {
+        // Every fourth file is wide: around 64 members (the narrow masks' limit) and past it.
+        let wide = case % 4 == 3;
+        let members = if wide { 60 + next(100) } else { 1 + next(5) };
+        let mut names: Vec<String> = Vec::new();
         while names.len() < members {
-            let name = NAMES[next(NAMES.len())];
+            let name = if wide {
+                format!("m{}", names.len())
+            } else {
+                NAMES[next(NAMES.len())].to_string()
+            };
             if !names.contains(&name) {
                 names.push(name);
             }
         }
         let cols: Vec<&[&str]> = (0..members).map(|_| kinds[next(kinds.len())]).collect();
         let invalid = next(8) == 0;
+        let poison = if wide { 20 * members } else { 200 };
         let mut text = String::new();
-        for _ in 0..100 + next(1200) {
+        for _ in 0..if wide {
+            20 + next(150)
+        } else {
+            100 + next(1200)
+        } {
             let mut line = String::from("{");
             for (m, name) in names.iter().enumerate() {
                 if m > 0 {
@@ -380,7 +391,7 @@ fn runs_of_lines_equal_the_portable_path() {
                 }
                 let value = if invalid && next(400) == 0 {
                     INVALID[next(INVALID.len())]
-                } else if next(200) == 0 {
+                } else if next(poison) == 0 {
                     POISON[next(POISON.len())]
                 } else {
                     cols[m][next(cols[m].len())]
