@@ -360,26 +360,36 @@ pub fn run() -> anyhow::Result<()> {
         } else {
             "default stats"
         };
-        let mut times = Vec::new();
-        for threads in [1, 2] {
-            let options = lake_locators::IndexOptions {
-                stats: stats.clone(),
-                ..lake_locators::IndexOptions::default()
-            };
-            let (t, n) = best(3, || {
-                on_threads(threads, || {
-                    use lake_locators::Locator as _;
-                    Ok(lake_locators::csv::DelimitedLocator
-                        .index(big, &options)?
-                        .row_count)
-                })
-            })?;
-            if n != *big_rows {
-                bail!(
-                    "{}: indexed {n} rows, the generator wrote {big_rows}",
-                    big.display()
-                );
+        let options = lake_locators::IndexOptions {
+            stats: stats.clone(),
+            ..lake_locators::IndexOptions::default()
+        };
+        // 1 and 2 threads alternate, the best of three each: a slow spell of the machine
+        // then weighs on both counts, not on one (back-to-back runs gave 1.43x where
+        // alternating ones gave 1.88x on a noisy VM).
+        let mut best_of = [Duration::MAX; 2];
+        for _ in 0..3 {
+            for (k, threads) in [1, 2].into_iter().enumerate() {
+                let (t, n) = best(1, || {
+                    on_threads(threads, || {
+                        use lake_locators::Locator as _;
+                        Ok(lake_locators::csv::DelimitedLocator
+                            .index(big, &options)?
+                            .row_count)
+                    })
+                })?;
+                if n != *big_rows {
+                    bail!(
+                        "{}: indexed {n} rows, the generator wrote {big_rows}",
+                        big.display()
+                    );
+                }
+                best_of[k] = best_of[k].min(t);
             }
+        }
+        let mut times = Vec::new();
+        for (k, threads) in [1, 2].into_iter().enumerate() {
+            let t = best_of[k];
             let theirs = if duck {
                 Peer::DuckDb
                     .run(std::slice::from_ref(big), threads, 3)
