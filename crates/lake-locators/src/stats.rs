@@ -7,7 +7,7 @@ use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
 
 use crate::locator::{ColumnStats, Stats, StatsColumns, repeated_names};
-use crate::text::infer::prefix_key;
+use crate::text::bounds::prefix_key;
 
 /// Accumulates statistics over the batches of one file.
 #[derive(Debug, Clone, Default)]

@@ -14,6 +14,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::locator::{ColumnStats, Stats, StatsColumns, repeated_names};
 pub(crate) use crate::text::bounds::{NumBounds, max_f64, min_f64};
+use crate::text::bounds::{TextBounds, prefix_key};
 use crate::text::numbers::{
     KEY_FRAC, NumberKind, decimal_parts_at, dot_in, has_quote, int_value_at, is_bool, is_i64_text,
     is_number, key_float, key_int, masked_number, number_key, number_kind, parse_i64, word_at,
@@ -67,90 +68,6 @@ pub(crate) struct ColumnInfer {
     str_bounds: Option<TextBounds>,
     /// Numeric bounds of the blocks flushed so far (see [`Columns::flush_block`]).
     done: NumBounds,
-}
-
-/// The smallest and largest text seen, so that most updates decide with one integer
-/// comparison instead of a byte-slice comparison.
-#[derive(Debug, Clone)]
-struct TextBounds {
-    lo: Bound,
-    hi: Bound,
-}
-
-/// One text bound: its [`prefix_key`] and length, which are the whole text when it has at
-/// most 8 bytes (numbers, codes); longer texts also keep their bytes.
-#[derive(Debug, Clone)]
-struct Bound {
-    key: u64,
-    len: usize,
-    long: Vec<u8>,
-}
-
-impl Bound {
-    fn new(text: &[u8], key: u64) -> Self {
-        let mut b = Bound {
-            key,
-            len: 0,
-            long: Vec::new(),
-        };
-        b.set(text, key);
-        b
-    }
-
-    /// Becomes `text`; a short text is only a key and a length, without a copy.
-    #[inline(always)]
-    fn set(&mut self, text: &[u8], key: u64) {
-        self.key = key;
-        self.len = text.len();
-        if text.len() > 8 {
-            self.long.clear();
-            self.long.extend_from_slice(text);
-        }
-    }
-
-    /// How `text` (whose key is `key`) compares with this bound.
-    #[inline(always)]
-    fn cmp_text(&self, text: &[u8], key: u64) -> std::cmp::Ordering {
-        if key != self.key {
-            return key.cmp(&self.key);
-        }
-        // Equal keys of two texts of at most 8 bytes: the shorter is a prefix of the other.
-        if text.len() <= 8 && self.len <= 8 {
-            return text.len().cmp(&self.len);
-        }
-        let short = self.key.to_be_bytes();
-        text.cmp(self.bytes(&short))
-    }
-
-    /// The bound's bytes (`short` holds the key's bytes for a short one).
-    fn bytes<'a>(&'a self, short: &'a [u8; 8]) -> &'a [u8] {
-        if self.len <= 8 {
-            &short[..self.len]
-        } else {
-            &self.long
-        }
-    }
-
-    fn to_text(&self) -> String {
-        let short = self.key.to_be_bytes();
-        String::from_utf8_lossy(self.bytes(&short)).into_owned()
-    }
-}
-
-/// The first 8 bytes of `text`, zero-padded, as a big-endian integer. Keys order like the
-/// texts wherever they differ: `prefix_key(a) < prefix_key(b)` implies `a < b` (a shorter
-/// text padded with zeros sorts before any text it is a prefix of); equal keys say nothing.
-#[inline(always)]
-pub(crate) fn prefix_key(text: &[u8]) -> u64 {
-    if let Some(head) = text.first_chunk::<8>() {
-        return u64::from_be_bytes(*head);
-    }
-    // Fewer than 8 bytes: shifted in one by one (a copy of a variable length is a call).
-    let mut key = 0u64;
-    for (i, &b) in text.iter().enumerate() {
-        key |= u64::from(b) << (56 - 8 * i);
-    }
-    key
 }
 
 /// The smallest and largest [`number_key`] (with `frac` fraction digits) of the `n` values
@@ -454,22 +371,7 @@ impl ColumnInfer {
     /// a text inside the bounds is decided here by key comparisons; updates go out of line.
     #[inline(always)]
     fn text_bounds_keyed(&mut self, text: &[u8], key: u64) {
-        use std::cmp::Ordering::{Greater, Less};
-        match &mut self.str_bounds {
-            Some(b) => {
-                if b.lo.cmp_text(text, key) == Less {
-                    b.lo.set(text, key);
-                } else if b.hi.cmp_text(text, key) == Greater {
-                    b.hi.set(text, key);
-                }
-            }
-            None => {
-                self.str_bounds = Some(TextBounds {
-                    lo: Bound::new(text, key),
-                    hi: Bound::new(text, key),
-                })
-            }
-        }
+        TextBounds::add(&mut self.str_bounds, text, key);
     }
 
     /// Records a number that [`number_kind`] or [`crate::text::numbers::json_number_end`] certified
