@@ -14,6 +14,7 @@ use arrow_schema::{ArrowError, SchemaRef};
 use rmp::Marker;
 
 use crate::error::{Error, Result};
+use crate::formats::json::fast::Inferrer;
 use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
@@ -342,7 +343,7 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileI
     }
     finish_blocks(&mut blocks, rows, data.len() as u64);
     let (schema, stats) = if nested {
-        slow_schema_and_stats(path, data, start, rows, wanted)?
+        nested_schema_and_stats(path, data, start, rows, wanted)?
     } else {
         let stats = (!wanted.is_none()).then(|| cols.stats());
         (cols.schema(), stats)
@@ -423,8 +424,52 @@ fn transcode(c: &mut Cursor<'_>, out: &mut Vec<u8>, depth: usize) -> Result<(), 
     Ok(())
 }
 
+/// The schema and statistics of a file with nested values: the JSON locator's byte walk
+/// ([`Inferrer`]) over each row transcoded to JSON, one row at a time (memory for one row, not
+/// for the file's values). The reference ([`slow_schema_and_stats`]) runs when the walk does
+/// not take a row (a duplicate name, deep nesting), when it widens a member (arrow-json's
+/// inference over MsgPack rows widens nothing: the reference reports its error) and, for the
+/// statistics alone, when the walk keeps none.
+fn nested_schema_and_stats(
+    path: &Path,
+    data: &[u8],
+    start: usize,
+    rows: u64,
+    wanted: &StatsColumns,
+) -> Result<(SchemaRef, Option<crate::locator::Stats>)> {
+    let malformed = |e: MpError| Error::malformed(path, FORMAT, e.message).at_byte(e.at as u64);
+    let mut c = Cursor { data, pos: start };
+    let mut line = Vec::new();
+    let mut inf = Inferrer::new(wanted);
+    for _ in 0..rows {
+        line.clear();
+        transcode(&mut c, &mut line, 0).map_err(malformed)?;
+        // Transcoded text is UTF-8 (its strings were checked); the check is kept so that a
+        // slip there is the reference's error, not unchecked text.
+        let taken = std::str::from_utf8(&line)
+            .ok()
+            .and_then(|text| inf.text_row(text));
+        if taken.is_none() {
+            return slow_schema_and_stats(path, data, start, rows, wanted);
+        }
+    }
+    let inferred = inf.finish();
+    if inferred.widened {
+        return slow_schema_and_stats(path, data, start, rows, wanted);
+    }
+    let schema = null_to_utf8(&inferred.schema);
+    if wanted.is_none() {
+        return Ok((schema, None));
+    }
+    if let Some(stats) = inf.stats(&schema, wanted) {
+        return Ok((schema, Some(stats)));
+    }
+    let stats = decoded_stats(path, data, start, rows, &schema, wanted)?;
+    Ok((schema, Some(stats)))
+}
+
 /// arrow-json's inference over every row transcoded to JSON (for files with nested values),
-/// and statistics from decoding them.
+/// and statistics from decoding them: the reference of [`nested_schema_and_stats`].
 fn slow_schema_and_stats(
     path: &Path,
     data: &[u8],
@@ -453,7 +498,23 @@ fn slow_schema_and_stats(
     if wanted.is_none() {
         return Ok((schema, None));
     }
-    let mut builder = StatsBuilder::new(&schema, wanted);
+    let stats = decoded_stats(path, data, start, rows, &schema, wanted)?;
+    Ok((schema, Some(stats)))
+}
+
+/// The statistics of the `rows` rows from `data[start]` transcoded to JSON and decoded by
+/// arrow-json under `schema`, 8,192 rows at a time.
+fn decoded_stats(
+    path: &Path,
+    data: &[u8],
+    start: usize,
+    rows: u64,
+    schema: &SchemaRef,
+    wanted: &StatsColumns,
+) -> Result<crate::locator::Stats> {
+    let malformed = |e: MpError| Error::malformed(path, FORMAT, e.message).at_byte(e.at as u64);
+    let mut builder = StatsBuilder::new(schema, wanted);
+    let mut lines = Vec::new();
     let mut c = Cursor { data, pos: start };
     let mut done = 0;
     while done < rows {
@@ -463,12 +524,12 @@ fn slow_schema_and_stats(
             transcode(&mut c, &mut lines, 0).map_err(malformed)?;
             lines.push(b'\n');
         }
-        if let Some(batch) = decode_json(path, FORMAT, &schema, &lines, n as usize, None)? {
+        if let Some(batch) = decode_json(path, FORMAT, schema, &lines, n as usize, None)? {
             builder.update(&batch);
         }
         done += n;
     }
-    Ok((schema, Some(builder.finish())))
+    Ok(builder.finish())
 }
 
 impl Locator for MsgPackLocator {
@@ -582,6 +643,109 @@ impl Iterator for MsgPackBatches {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::{XorShift, stress_cases};
+    use rmp::encode;
+
+    /// Panics with the error of a write into a `Vec` (which does not fail).
+    fn put<T, E: std::fmt::Display>(r: std::result::Result<T, E>) {
+        if let Err(e) = r {
+            panic!("writing MsgPack: {e}");
+        }
+    }
+
+    /// A random value of one of a few shapes per `name`, so that columns mostly agree and
+    /// sometimes do not (ints and floats join, strings and structs do not).
+    fn value(out: &mut Vec<u8>, rng: &mut XorShift, name: usize, depth: usize) {
+        match (name + rng.below(60) / 59 + depth) % 8 {
+            0 => put(encode::write_sint(out, rng.next() as i64 >> rng.below(64))),
+            1 => put(encode::write_f64(
+                out,
+                (rng.next() % 20_000) as f64 / 8.0 - 1000.0,
+            )),
+            2 => put(encode::write_str(
+                out,
+                [
+                    "a",
+                    "b\"c",
+                    "\u{e9}t\u{e9}",
+                    "x\ny",
+                    "",
+                    "tab\t",
+                    "\u{65e5}\u{672c}",
+                ][rng.below(7)],
+            )),
+            3 => put(encode::write_bool(out, rng.below(2) == 0)),
+            4 if depth < 3 => {
+                let n = rng.below(4);
+                put(encode::write_array_len(out, n as u32));
+                for _ in 0..n {
+                    value(out, rng, name, depth + 1);
+                }
+            }
+            5 if depth < 3 => {
+                let n = rng.below(4);
+                put(encode::write_map_len(out, n as u32));
+                for k in 0..n {
+                    // A repeated name now and then (the reference path's case).
+                    let key = if rng.below(40) == 0 { 0 } else { k };
+                    put(encode::write_str(out, &format!("k{key}")));
+                    value(out, rng, name + k, depth + 1);
+                }
+            }
+            6 => put(encode::write_bin(out, &[0, 0xff, 7][..rng.below(4)])),
+            _ => put(encode::write_nil(out)),
+        }
+    }
+
+    /// The walk over transcoded rows agrees with arrow-json's inference over `serde_json`
+    /// values and with statistics from decoding, or leaves the file to it: same schema, same
+    /// statistics, same error, for every wanted set of columns.
+    #[test]
+    fn nested_files_agree_with_the_reference() {
+        let path = Path::new("nested.msgpack");
+        let mut rng = XorShift(0x5eed_2026);
+        let wanted = [
+            StatsColumns::All,
+            StatsColumns::None,
+            StatsColumns::Only(vec!["c1".into(), "c4".into()]),
+        ];
+        let mut agreed = 0;
+        for case in 0..stress_cases(300) {
+            let mut data = Vec::new();
+            let rows = 1 + rng.below(30);
+            let names = 1 + rng.below(6);
+            for _ in 0..rows {
+                let n = 1 + rng.below(names);
+                put(encode::write_map_len(&mut data, n as u32));
+                // Distinct names in a row, in a rotated order.
+                let first = rng.below(names);
+                for k in 0..n {
+                    let name = (k + first) % names;
+                    put(encode::write_str(&mut data, &format!("c{name}")));
+                    value(&mut data, &mut rng, name + case % 3, 0);
+                }
+            }
+            for w in &wanted {
+                let fast = nested_schema_and_stats(path, &data, 0, rows as u64, w);
+                let slow = slow_schema_and_stats(path, &data, 0, rows as u64, w);
+                match (fast, slow) {
+                    (Ok(f), Ok(s)) => {
+                        assert_eq!(f, s, "case {case}, {w:?}");
+                        agreed += 1;
+                    }
+                    (Err(f), Err(s)) => assert_eq!(f.to_string(), s.to_string(), "case {case}"),
+                    (f, s) => {
+                        panic!("case {case}, {w:?}: the walk gives {f:?}, the reference {s:?}")
+                    }
+                }
+            }
+        }
+        // Most cases must reach the comparison of results, not only of errors.
+        assert!(
+            agreed > stress_cases(300),
+            "only {agreed} cases agreed on a result"
+        );
+    }
 
     #[test]
     fn heads_and_truncation() {

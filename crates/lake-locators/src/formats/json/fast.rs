@@ -23,6 +23,8 @@ use std::collections::HashMap;
 
 use arrow_schema::{DataType, Field, Fields, Schema};
 
+use crate::locator::StatsColumns;
+
 /// Scalar type bits of an inferred scalar set (arrow-json's `HashSet<DataType>`).
 const INT: u8 = 1;
 const FLOAT: u8 = 2;
@@ -80,6 +82,8 @@ struct Entry {
     widened: bool,
     /// The bounds of a top-level member's scalar values (with statistics).
     bounds: Option<Box<Bounds>>,
+    /// A top-level member whose statistics are not wanted: it keeps no bounds.
+    unbounded: bool,
 }
 
 impl Obj {
@@ -140,6 +144,7 @@ impl Obj {
             stamp: 0,
             widened: false,
             bounds: None,
+            unbounded: false,
         });
         if let Some(index) = &mut self.index {
             index.insert(key.into(), i);
@@ -290,6 +295,10 @@ pub(crate) struct Inferrer {
     stamp: u64,
     null_array: bool,
     stats: bool,
+    /// The columns whose statistics are wanted (with `stats`).
+    wanted: StatsColumns,
+    /// Top-level members before this one have been checked against `wanted`.
+    checked: usize,
     coerced: bool,
     /// The data (address, length) whose bytes from the third number to the fourth are
     /// known UTF-8 (both row starts or ends, so that rows between are UTF-8 too).
@@ -297,13 +306,15 @@ pub(crate) struct Inferrer {
 }
 
 impl Inferrer {
-    /// A new inference; with `stats`, top-level members keep their values' bounds.
-    pub(crate) fn new(stats: bool) -> Self {
+    /// A new inference; top-level members that `wanted` names keep their values' bounds.
+    pub(crate) fn new(wanted: &StatsColumns) -> Self {
         Inferrer {
             top: Obj::default(),
             stamp: 0,
             null_array: false,
-            stats,
+            stats: !wanted.is_none(),
+            wanted: wanted.clone(),
+            checked: 0,
             coerced: false,
             utf8: (0, 0, 0, 0),
         }
@@ -367,6 +378,16 @@ impl Inferrer {
             return None;
         }
         let r = w.collect(&mut self.top, true);
+        if self.stats && self.checked < self.top.entries.len() {
+            // A member first met in this row: its bounds are dropped when not wanted.
+            for e in &mut self.top.entries[self.checked..] {
+                if !self.wanted.wants(&name(&e.key)) {
+                    e.unbounded = true;
+                    e.bounds = None;
+                }
+            }
+            self.checked = self.top.entries.len();
+        }
         self.stamp = w.stamp;
         self.null_array |= w.null_array;
         self.coerced |= w.coerced;
@@ -385,6 +406,16 @@ impl Inferrer {
         }
         let high = w.high;
         self.utf8(data, start, end, high)
+    }
+
+    /// [`Inferrer::row`] of the whole of `text` (text this crate wrote, such as MsgPack rows
+    /// transcoded to JSON): UTF-8 by its type, so unchecked, and with no block of the
+    /// UTF-8 check kept for a buffer that is written over between rows.
+    pub(crate) fn text_row(&mut self, text: &str) -> Option<()> {
+        let data = text.as_bytes();
+        let mut w = self.walk(data, 0)?;
+        w.ws();
+        (w.pos == data.len()).then_some(())
     }
 
     /// Adds the line whose value starts at `data[start]` (an object), with no search for
@@ -434,13 +465,17 @@ impl Inferrer {
 /// run.
 #[cfg(test)]
 pub(crate) fn infer_rows(data: &[u8], spans: &[(usize, usize)]) -> Option<Inferred> {
-    Some(infer_state(data, spans, false)?.finish())
+    Some(infer_state(data, spans, &StatsColumns::None)?.finish())
 }
 
 /// The inference state after the row values `spans` of `data` (see [`infer_rows`]); with
-/// `stats`, top-level members keep their values' bounds for [`Inferrer::stats`].
-pub(crate) fn infer_state(data: &[u8], spans: &[(usize, usize)], stats: bool) -> Option<Inferrer> {
-    let mut inf = Inferrer::new(stats);
+/// top-level members that `wanted` names keep their values' bounds for [`Inferrer::stats`].
+pub(crate) fn infer_state(
+    data: &[u8],
+    spans: &[(usize, usize)],
+    wanted: &StatsColumns,
+) -> Option<Inferrer> {
+    let mut inf = Inferrer::new(wanted);
     for &(s, e) in spans {
         inf.row(data, s, e)?;
     }
@@ -746,8 +781,8 @@ impl Walker<'_> {
             self.ws();
             self.literal(b":")?;
             self.ws();
-            let stats = top && self.stats;
             let e = &mut obj.entries[i];
+            let stats = top && self.stats && !e.unbounded;
             if e.stamp == stamp {
                 // serde_json keeps the last value of a duplicate name only.
                 return Err(Stop::Bail);

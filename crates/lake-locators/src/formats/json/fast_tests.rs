@@ -301,7 +301,7 @@ fn agree_stats(path: &Path, data: &[u8], spans: &[(usize, usize)], schema: &Sche
     let mut answered = false;
     let some = StatsColumns::Only(vec!["a".into(), "id".into(), "\u{e9}".into()]);
     for wanted in [StatsColumns::All, some] {
-        let fast = infer_state(data, spans, true).and_then(|f| f.stats(&schema, &wanted));
+        let fast = infer_state(data, spans, &wanted).and_then(|f| f.stats(&schema, &wanted));
         if let Some(fast) = fast {
             match slow_stats(path, "ndjson", data, spans, &schema, &wanted) {
                 Ok(slow) => assert_eq!(fast, slow, "the walk's statistics differ on\n{text}"),

@@ -8,7 +8,7 @@
 //! them. Reading seeks to the checkpoint byte, skips rows structurally and decodes only the
 //! wanted rows with arrow-json under the stored schema.
 
-mod fast;
+pub(crate) mod fast;
 pub(crate) mod order;
 mod run;
 mod split;
@@ -292,8 +292,8 @@ enum WalkState {
 
 /// Starts the walk of a line file at its first nested line, `data[s..end]`, with the rows
 /// before it.
-fn start_walk(data: &[u8], s: usize, end: usize, stats: bool) -> WalkState {
-    let mut inf = fast::Inferrer::new(stats);
+fn start_walk(data: &[u8], s: usize, end: usize, wanted: &StatsColumns) -> WalkState {
+    let mut inf = fast::Inferrer::new(wanted);
     let before = &data[..s];
     let mut pos = bom_len(data);
     while let Some((ls, le)) = next_line(before, pos) {
@@ -557,7 +557,7 @@ fn scan_values_walk<W: Window<JSON>>(
                         ));
                     }
                     if walk && nested && !was_nested {
-                        walker = start_walk(data, s, end, !wanted.is_none());
+                        walker = start_walk(data, s, end, wanted);
                     }
                 }
                 rows += 1;
@@ -695,7 +695,7 @@ fn slow_schema_and_stats(
     // The byte walk of `fast` when it covers the rows, else the reference: arrow-json's
     // inference over `serde_json` values with the widening of `widen` (which also reports
     // what the walk leaves to it).
-    let fast = fast::infer_state(data, &values, !wanted.is_none());
+    let fast = fast::infer_state(data, &values, wanted);
     let schema = match &fast {
         Some(f) => null_to_utf8(&f.finish().schema),
         None => null_to_utf8(&slow_schema(path, format, data, &values)?),

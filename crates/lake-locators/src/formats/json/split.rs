@@ -287,7 +287,7 @@ fn nested_schema_and_stats(
             file.populate(r.clone());
             let spans = rows_of(data, r);
             // The byte walk when it covers the range (it tells the same as below).
-            if let Some(state) = super::fast::infer_state(data, &spans, !wanted.is_none()) {
+            if let Some(state) = super::fast::infer_state(data, &spans, wanted) {
                 file.release(r.clone());
                 let inferred = state.finish();
                 return (!inferred.widened && !inferred.null_array)
