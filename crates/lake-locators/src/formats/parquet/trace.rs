@@ -117,10 +117,18 @@ impl ChunkReader for TraceReader {
                 self.len
             )));
         };
-        let mut buf = vec![0; length];
-        let mut file = self.file.try_clone()?;
+        // Read into the spare capacity: zeroing a column chunk's worth of buffer first cost
+        // as much as the kernel's copy into it.
+        let mut buf = Vec::with_capacity(length);
+        let mut file = &self.file;
         file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut buf)?;
+        file.take(length as u64).read_to_end(&mut buf)?;
+        if buf.len() != length {
+            return Err(ParquetError::EOF(format!(
+                "range {start}+{length}: the file ended after {} bytes of it",
+                buf.len()
+            )));
+        }
         self.log.push(start..end);
         Ok(buf.into())
     }
