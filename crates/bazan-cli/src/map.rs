@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use bazan::lake::{Created, parse_stats_option, stats_columns_to_json};
-use bazan::{CreateOptions, Fingerprint, Lake, Progress, ProgressFn};
+use bazan::{CreateOptions, Fingerprint, Lake, Progress, ProgressFn, StatsColumns};
 
 use crate::Outcome;
 use crate::output::{Format, RowWriter, display_width};
@@ -291,12 +291,38 @@ fn create(a: CreateArgs) -> anyhow::Result<Outcome> {
         bar.finish_and_clear();
     }
     let report = report.map_err(skip_hint)?;
+    warn_unknown_stats(&options.stats, &report.lake)?;
     if a.json {
         print_json(&report.lake.to_json()?)?;
     } else {
         print_summary(&report)?;
     }
     Ok(report_failures(&report.failures))
+}
+
+/// A `--stats` list naming columns that no file has gets a warning: `--stats off` (or a
+/// misspelt name) would otherwise keep no statistics without a word.
+fn warn_unknown_stats(stats: &StatsColumns, lake: &Lake) -> anyhow::Result<()> {
+    let StatsColumns::Only(list) = stats else {
+        return Ok(());
+    };
+    let schema = lake.schema()?;
+    let unknown: Vec<&str> = list
+        .iter()
+        .filter(|c| schema.field_with_name(c).is_err())
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        eprintln!(
+            "warning: --stats names {} that no file of the lake has (statistics: `all`, `none` or column names)",
+            unknown
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// Right-aligns numeric columns and left-aligns the rest.

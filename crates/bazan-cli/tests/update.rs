@@ -84,3 +84,23 @@ fn check_says_which_comparisons_were_relaxed() {
             .is_some_and(|e| e.iter().any(|x| x == "TS_2DIFF"))
     }));
 }
+
+/// `--stats off` is not `--stats none`: it names a column `off`, which no file has, and the
+/// user is told so; a list of columns the lake has gets no warning.
+#[test]
+fn stats_naming_no_column_warns() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("a.csv"), "id,name\n1,a\n2,b\n").expect("write");
+    let root = dir.path().to_str().expect("utf-8 path");
+    let off = bazan(&["map", "create", root, "--stats", "off", "--json"]);
+    assert!(off.status.success());
+    let err = String::from_utf8_lossy(&off.stderr);
+    assert!(
+        err.contains("warning: --stats names `off` that no file of the lake has"),
+        "{err}"
+    );
+    let named = bazan(&["map", "create", root, "--stats", "id,name", "--json"]);
+    assert!(named.status.success());
+    let err = String::from_utf8_lossy(&named.stderr);
+    assert!(!err.contains("warning"), "{err}");
+}
