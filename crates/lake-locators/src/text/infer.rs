@@ -704,6 +704,9 @@ impl ColumnInfer {
     }
 }
 
+/// Up to this many columns, [`Columns::index_of`] searches names instead of hashing.
+const LINEAR_COLUMNS: usize = 16;
+
 /// The columns of one file, in order of first appearance, with a name lookup for formats
 /// whose rows name their fields (JSON objects, MsgPack maps).
 #[derive(Debug, Clone, Default)]
@@ -818,10 +821,19 @@ impl Columns {
         {
             return hint;
         }
-        if let Some(&i) = self.by_name.get(key) {
-            return i;
+        // A few columns are searched (lengths first) faster than a name is hashed: rows of
+        // varying key order miss the hint at most keys.
+        let found = if self.cols.len() <= LINEAR_COLUMNS {
+            self.cols
+                .iter()
+                .position(|c| eq_short(c.name.as_bytes(), key))
+        } else {
+            self.by_name.get(key).copied()
+        };
+        match found {
+            Some(i) => i,
+            None => self.push(String::from_utf8_lossy(key).into_owned(), wanted),
         }
-        self.push(String::from_utf8_lossy(key).into_owned(), wanted)
     }
 
     /// When the member name whose first byte is `data[at]` (just after its opening quote)
