@@ -46,11 +46,18 @@ pub fn csv(data: &[u8]) {
     }
 }
 
-/// Checks the JSON-lines scanners on `data` (its first two bytes choose the options).
+/// Checks the JSON scanners on `data` (its first two bytes choose the options): as an
+/// `.ndjson` file (lines) or, with bit 6 of the first byte, as a `.json` file (a top-level
+/// array when it starts with `[`, split at guessed elements).
 pub fn json(data: &[u8]) {
     let (options, chunk) = options(data);
+    let ext = if data.first().is_some_and(|a| a & 0x40 != 0) {
+        "json"
+    } else {
+        "ndjson"
+    };
     let body = data.get(2..).unwrap_or(&[]);
-    if let Some(path) = input_file("ndjson", body) {
+    if let Some(path) = input_file(ext, body) {
         crate::formats::json::fuzz_check(&path, chunk, &options);
         let _ = std::fs::remove_file(path);
     }
@@ -95,6 +102,31 @@ mod tests {
                 b"{}[]\":,1-.\n \\a",
             ));
             super::json(&json);
+            // An array of objects on one line or one per line, some holding arrays of
+            // objects printed alike or strings holding the separator (guessed starts there
+            // fail), every third one broken.
+            let sep: &[u8] = if case % 2 == 0 { b",\n" } else { b"," };
+            let mut array = vec![0x40 | case as u8, (case * 5) as u8];
+            array.extend_from_slice(b"[{\"a\":1}");
+            for i in 0..case * 3 {
+                array.extend_from_slice(sep);
+                match i % 3 {
+                    0 => {
+                        array.extend_from_slice(b"{\"a\":2,\"b\":[{\"c\":1}");
+                        array.extend_from_slice(sep);
+                        array.extend_from_slice(b"{\"c\":2}]}");
+                    }
+                    1 => array.extend_from_slice(b"{\"b\":[],\"a\":\"},{\"}"),
+                    _ => array.extend_from_slice(b"{\"a\":3.5}"),
+                }
+            }
+            array.extend_from_slice(b"\n]\n");
+            if case % 3 == 0 {
+                let soup = byte_soup(case as u64 + 11, 1, b"{}[]\":,1\n");
+                let at = 2 + (case * 13) % (array.len() - 2);
+                array[at] = soup[0];
+            }
+            super::json(&array);
         }
     }
 }

@@ -65,6 +65,21 @@ impl Layout {
     }
 }
 
+/// Which part of a top-level array a scan reads: the whole array, or one range of a split
+/// array (see [`split`]). A range that is not `first` starts at an element; one that is not
+/// `last` must end just past the separator before the next range's first element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ArrayPart {
+    first: bool,
+    last: bool,
+}
+
+/// The whole array (and any line file).
+const WHOLE: ArrayPart = ArrayPart {
+    first: true,
+    last: true,
+};
+
 fn layout(path: &Path, data: &[u8]) -> Layout {
     let is_ndjson = path
         .extension()
@@ -218,7 +233,7 @@ fn index_lazy<W: Window<JSON>>(
         stats: options.stats.clone(),
     };
     let (mut cols, blocks, rows, nested, walked, _) =
-        scan_values_walk::<W>(path, data, lay, &scan_options, lazy, true, 0)?;
+        scan_values_walk::<W>(path, data, lay, WHOLE, &scan_options, lazy, true, 0)?;
     let (mut blocks, _) = regroup(blocks, Vec::new(), options.stride, fine);
     finish_blocks(&mut blocks, rows, data.len() as u64);
     let (schema, stats) = if nested {
@@ -265,7 +280,7 @@ fn scan_values_as<W: Window<JSON>>(
     lazy: bool,
 ) -> Result<(Columns, Vec<Block>, u64, bool)> {
     let (cols, blocks, rows, nested, _, _) =
-        scan_values_walk::<W>(path, data, lay, options, lazy, false, 0)?;
+        scan_values_walk::<W>(path, data, lay, WHOLE, options, lazy, false, 0)?;
     Ok((cols, blocks, rows, nested))
 }
 
@@ -311,12 +326,15 @@ fn start_walk(data: &[u8], s: usize, end: usize, wanted: &StatsColumns) -> WalkS
 /// [`scan_values_as`]; with `walk`, nested lines of a line file are read by the byte walk
 /// of [`fast`] (which validates them) instead of being delimited, and the walk's inference
 /// is returned when it took every row. With `sample` > 0, the start of every `sample`-th
-/// row's value from the first is noted too (for a split's placing of checkpoints).
+/// row's value from the first is noted too (for a split's placing of checkpoints). An array
+/// is read as `part` says.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn scan_values_walk<W: Window<JSON>>(
     path: &Path,
     data: &[u8],
     lay: Layout,
+    part: ArrayPart,
     options: &IndexOptions,
     lazy: bool,
     walk: bool,
@@ -574,13 +592,21 @@ fn scan_values_walk<W: Window<JSON>>(
                     row,
                 )
             };
-            let mut p = skip_ws(data, open + 1);
-            let close = if data.get(p) == Some(&b']') {
-                p
+            let mut p = if part.first {
+                skip_ws(data, open + 1)
+            } else {
+                0
+            };
+            let close = if part.first && data.get(p) == Some(&b']') {
+                Some(p)
             } else {
                 loop {
                     if p >= data.len() {
-                        return Err(never_closes(rows));
+                        if part.last {
+                            return Err(never_closes(rows));
+                        }
+                        // A range of a split array, which ends past a separator.
+                        break None;
                     }
                     checkpoint(&mut blocks, &mut samples, rows, p);
                     let end = observe_value(
@@ -603,7 +629,7 @@ fn scan_values_walk<W: Window<JSON>>(
                     rows += 1;
                     match array_next(data, end) {
                         Ok(Some(n)) => p = n,
-                        Ok(None) => break skip_ws(data, end),
+                        Ok(None) => break Some(skip_ws(data, end)),
                         Err(at) if at >= data.len() => return Err(never_closes(rows)),
                         Err(at) => {
                             return Err(syntax(path, format, at, "expected ',' or ']'", rows));
@@ -611,15 +637,17 @@ fn scan_values_walk<W: Window<JSON>>(
                     }
                 }
             };
-            let after = skip_ws(data, close + 1);
-            if after < data.len() {
-                return Err(syntax(
-                    path,
-                    format,
-                    after,
-                    "unexpected bytes after the array",
-                    rows,
-                ));
+            if let Some(close) = close {
+                let after = skip_ws(data, close + 1);
+                if after < data.len() || !part.last {
+                    return Err(syntax(
+                        path,
+                        format,
+                        after,
+                        "unexpected bytes after the array",
+                        rows,
+                    ));
+                }
             }
         }
     }

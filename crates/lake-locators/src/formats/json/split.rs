@@ -19,7 +19,7 @@ use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
 use rayon::prelude::*;
 
 use super::fast::Inferrer;
-use super::{Layout, layout, next_line, scan_values_walk, skip_lines};
+use super::{ArrayPart, Layout, layout, next_line, scan_values_walk, skip_lines};
 use crate::error::{Error, Result};
 use crate::locator::{FileIndex, IndexOptions, Stats, StatsColumns};
 use crate::simd::{JSON, Kernel, Window};
@@ -27,15 +27,15 @@ use crate::stats::StatsBuilder;
 use crate::text::blocks::{map_fine, regroup};
 use crate::text::infer::{Columns, null_to_utf8};
 use crate::text::rowread::{check_stride, decode_json, finish_blocks};
-use crate::text::scan::{FileBytes, bom_len};
+use crate::text::scan::{FileBytes, array_next, bom_len, json_value_end, skip_ws};
 use crate::text::split::{
     Checkpoints, RangePart, SAMPLE, Samples, chunk_len, fine_stride, line_start, nominal_bounds,
     prefetch_bounds, ranges, release_around, scan_waves, split_threads,
 };
 
-/// The index of the line file `path` built on every thread, or `None` when it is read whole
-/// by one thread (see [`crate::formats::csv`]'s split for the same rules; arrays are read
-/// whole by one thread).
+/// The index of the JSON file `path` built on every thread, or `None` when it is read whole
+/// by one thread (see [`crate::formats::csv`]'s split for the same rules; an array whose
+/// elements are not objects, or that has fewer than two, is read whole too).
 pub(super) fn index_split(path: &Path, options: &IndexOptions) -> Result<Option<FileIndex>> {
     let len = std::fs::metadata(path)
         .map_err(|e| Error::io(path, e))?
@@ -45,13 +45,64 @@ pub(super) fn index_split(path: &Path, options: &IndexOptions) -> Result<Option<
     };
     check_stride(path, options)?;
     let file = FileBytes::open(path)?;
-    if layout(path, &file) != Layout::Lines {
-        return Ok(None);
-    }
+    let lay = layout(path, &file);
     let chunk = chunk_len(file.len(), threads);
     prefetch_bounds(&file, &nominal_bounds(file.len(), 0, chunk));
-    let plan = plan(&file, chunk);
-    Ok(run_plan(path, &file, options, &plan, threads))
+    let plan = match lay {
+        Layout::Lines => plan(&file, chunk),
+        Layout::Array(open) => match array_plan(&file, open, chunk) {
+            Some(plan) => plan,
+            None => return Ok(None),
+        },
+    };
+    Ok(run_plan(path, &file, lay, options, &plan, threads))
+}
+
+/// The ranges of an array file for nominal ranges of `chunk` bytes; `None` when its first
+/// element is not an object or it has only one. Each later range starts at a guessed element:
+/// the first place past its nominal boundary where the bytes between the first two elements
+/// occur, from the first one's `}` to the second one's `{` (`},{`, or `},` and a line feed and
+/// the indentation of a printed array). A guess may fall inside an element (an array of
+/// objects inside one, printed alike, or a string holding those bytes): the range before it
+/// then does not end exactly at it, the split fails and the file is read sequentially. A
+/// wrong guess costs time, never a different index.
+pub(super) fn array_plan(file: &FileBytes, open: usize, chunk: usize) -> Option<Vec<Range<usize>>> {
+    let data: &[u8] = file;
+    let first = skip_ws(data, open + 1);
+    if data.get(first) != Some(&b'{') {
+        return None;
+    }
+    let end = json_value_end(data, first)?;
+    let second = array_next(data, end).ok()??;
+    if data.get(second) != Some(&b'{') {
+        return None;
+    }
+    let separator = &data[end - 1..=second];
+    let finder = memchr::memmem::Finder::new(separator);
+    let starts = nominal_bounds(data.len(), second, chunk)
+        .into_iter()
+        .map(|b| {
+            if b == 0 {
+                return 0;
+            }
+            let start = finder
+                .find(&data[b..])
+                .map_or(data.len(), |i| b + i + separator.len() - 1);
+            release_around(file, b..start.max(b + 1));
+            start
+        })
+        .collect();
+    Some(ranges(starts, data.len()))
+}
+
+/// The start of the element `n` elements after the one at `at` (a range's checkpoint is the
+/// first byte of its element); `None` when the array ends before.
+fn skip_elements(data: &[u8], mut at: usize, n: u64) -> Option<usize> {
+    for _ in 0..n {
+        let end = json_value_end(data, at)?;
+        at = array_next(data, end).ok()??;
+    }
+    Some(at)
 }
 
 /// The ranges of a line file for nominal ranges of `chunk` bytes.
@@ -93,6 +144,7 @@ impl RangePart for Part {
 struct RangeScan<'a> {
     path: &'a Path,
     data: &'a [u8],
+    lay: Layout,
     range: Range<usize>,
     options: &'a IndexOptions,
     lazy: bool,
@@ -104,9 +156,22 @@ impl Kernel<JSON> for RangeScan<'_> {
     #[inline(always)]
     fn run<W: Window<JSON>>(self) -> Option<Part> {
         let Range { start, end } = self.range;
-        if end < self.data.len() && self.data.get(end.wrapping_sub(1)) != Some(&b'\n') {
-            return None;
-        }
+        let part = ArrayPart {
+            first: start == 0,
+            last: end == self.data.len(),
+        };
+        // A later range of an array starts at an element (read as from an array's `[` at
+        // 0); a range of lines ends with a line feed.
+        let lay = match self.lay {
+            Layout::Array(_) if start > 0 => Layout::Array(0),
+            Layout::Array(open) => Layout::Array(open),
+            Layout::Lines => {
+                if !part.last && self.data.get(end.wrapping_sub(1)) != Some(&b'\n') {
+                    return None;
+                }
+                Layout::Lines
+            }
+        };
         // The first range is read as the file's start (its byte-order mark skipped); a
         // later range starting with those bytes is no valid line, which the sequential
         // scan reports.
@@ -124,7 +189,8 @@ impl Kernel<JSON> for RangeScan<'_> {
         let (cols, _, rows, nested, walked, samples) = scan_values_walk::<W>(
             self.path,
             slice,
-            Layout::Lines,
+            lay,
+            part,
             self.options,
             self.lazy,
             true,
@@ -146,6 +212,7 @@ impl Kernel<JSON> for RangeScan<'_> {
 pub(super) fn run_plan(
     path: &Path,
     file: &FileBytes,
+    lay: Layout,
     options: &IndexOptions,
     plan: &[Range<usize>],
     threads: usize,
@@ -161,6 +228,7 @@ pub(super) fn run_plan(
             crate::simd::dispatch(RangeScan {
                 path,
                 data,
+                lay,
                 range: r,
                 options: fine,
                 lazy,
@@ -178,6 +246,9 @@ pub(super) fn run_plan(
     let placer = checkpoints.placer();
     let place = |part: &mut Part, first: u64| {
         placer.place(first, part.rows, &mut part.samples, |at, n| {
+            if let Layout::Array(_) = lay {
+                return skip_elements(data, at, n);
+            }
             let (pos, got) = skip_lines(data, at, n);
             if got != n {
                 return None;
@@ -208,7 +279,7 @@ pub(super) fn run_plan(
     finish_blocks(&mut blocks, rows, data.len() as u64);
     let wanted = &options.stats;
     let (schema, stats) = if nested {
-        nested_schema_and_stats(path, file, plan, walks, wanted, threads)?
+        nested_schema_and_stats(path, file, lay, plan, walks, wanted, threads)?
     } else {
         if cols.pending_end(data.len()).is_some() {
             let mut rescan: Option<Columns> = None;
@@ -237,7 +308,7 @@ pub(super) fn run_plan(
         (cols.schema(), stats)
     };
     Some(FileIndex {
-        format: Layout::Lines.format().to_string(),
+        format: lay.format().to_string(),
         row_count: rows,
         blocks,
         schema,
@@ -245,9 +316,29 @@ pub(super) fn run_plan(
     })
 }
 
-/// The value spans `(start, end)` of the rows of `data[range]`.
-fn rows_of(data: &[u8], range: &Range<usize>) -> Vec<(usize, usize)> {
+/// The value spans `(start, end)` of the rows of `data[range]`, a range of a file laid out
+/// as `lay` that its scan read without an error.
+fn rows_of(data: &[u8], lay: Layout, range: &Range<usize>) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
+    if let Layout::Array(open) = lay {
+        let data = &data[..range.end];
+        let mut p = if range.start == 0 {
+            skip_ws(data, open + 1)
+        } else {
+            range.start
+        };
+        while data.get(p).is_some_and(|&b| b != b']') {
+            let Some(end) = json_value_end(data, p) else {
+                break;
+            };
+            out.push((p, end));
+            match array_next(data, end) {
+                Ok(Some(n)) => p = n,
+                _ => break,
+            }
+        }
+        return out;
+    }
     let mut pos = range.start.max(bom_len(data));
     while pos < range.end {
         match next_line(&data[..range.end], pos) {
@@ -268,13 +359,14 @@ fn rows_of(data: &[u8], range: &Range<usize>) -> Vec<(usize, usize)> {
 fn nested_schema_and_stats(
     path: &Path,
     file: &FileBytes,
+    lay: Layout,
     plan: &[Range<usize>],
     walks: Vec<Option<Inferrer>>,
     wanted: &StatsColumns,
     threads: usize,
 ) -> Option<(SchemaRef, Option<Stats>)> {
     let data: &[u8] = file;
-    let format = Layout::Lines.format();
+    let format = lay.format();
     // A range's schema, and the byte walk's state when it took the range (for statistics).
     let infer =
         |(r, pre): &mut (Range<usize>, Option<Inferrer>)| -> Option<(Schema, Option<Inferrer>)> {
@@ -285,7 +377,7 @@ fn nested_schema_and_stats(
                 }
             }
             file.populate(r.clone());
-            let spans = rows_of(data, r);
+            let spans = rows_of(data, lay, r);
             // The byte walk when it covers the range (it tells the same as below).
             if let Some(state) = super::fast::infer_state(data, &spans, wanted) {
                 file.release(r.clone());
@@ -348,7 +440,7 @@ fn nested_schema_and_stats(
     }
     let stats_of = |r: &Range<usize>| -> Option<StatsBuilder> {
         file.populate(r.clone());
-        let spans = rows_of(data, r);
+        let spans = rows_of(data, lay, r);
         let mut builder = StatsBuilder::new(&schema, wanted);
         let mut buf = Vec::new();
         for chunk in spans.chunks(8192) {
@@ -496,11 +588,15 @@ pub(crate) fn fuzz_check(path: &Path, chunk: usize, options: &IndexOptions) {
             "the {l:?} and portable scans differ"
         );
     }
-    if layout(path, data) != Layout::Lines {
-        return;
-    }
-    let plan = plan(&file, chunk.max(1));
-    if let Some(split) = run_plan(path, &file, options, &plan, 2) {
+    let lay = layout(path, data);
+    let plan = match lay {
+        Layout::Lines => plan(&file, chunk.max(1)),
+        Layout::Array(open) => match array_plan(&file, open, chunk.max(1)) {
+            Some(plan) => plan,
+            None => return,
+        },
+    };
+    if let Some(split) = run_plan(path, &file, lay, options, &plan, 2) {
         assert_eq!(
             format!("{split:?}"),
             show(&portable),

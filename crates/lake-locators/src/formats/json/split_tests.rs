@@ -86,10 +86,11 @@ fn random_ndjson(rng: &mut XorShift, rows: usize, nested: bool) -> Vec<u8> {
 }
 
 fn mapped(text: &[u8]) -> (tempfile::NamedTempFile, FileBytes) {
-    let mut f = tempfile::Builder::new()
-        .suffix(".ndjson")
-        .tempfile()
-        .unwrap();
+    mapped_as(text, ".ndjson")
+}
+
+fn mapped_as(text: &[u8], suffix: &str) -> (tempfile::NamedTempFile, FileBytes) {
+    let mut f = tempfile::Builder::new().suffix(suffix).tempfile().unwrap();
     f.write_all(text).unwrap();
     f.flush().unwrap();
     let bytes = FileBytes::open(f.path()).unwrap();
@@ -104,7 +105,15 @@ fn split_index(file: &FileBytes, options: &IndexOptions, chunk: usize) -> Option
     let p = plan(file, chunk);
     // One thread too: large files are read in ranges on a pool of one (bounded memory).
     let threads = 1 + chunk % 2;
-    run_plan(Path::new("t.ndjson"), file, options, &p, threads).map(|i| format!("{i:?}"))
+    run_plan(
+        Path::new("t.ndjson"),
+        file,
+        Layout::Lines,
+        options,
+        &p,
+        threads,
+    )
+    .map(|i| format!("{i:?}"))
 }
 
 #[test]
@@ -176,7 +185,7 @@ fn a_large_nested_file_splits_in_ranges_of_megabytes() {
     let want = sequential(&text, &options).unwrap();
     let p = plan(&file, crate::text::split::chunk_len(text.len(), 2));
     assert!(p.len() > 1);
-    let got = run_plan(Path::new("t.ndjson"), &file, &options, &p, 2);
+    let got = run_plan(Path::new("t.ndjson"), &file, Layout::Lines, &options, &p, 2);
     assert_eq!(got.map(|g| format!("{g:?}")), Some(want));
 }
 
@@ -212,7 +221,7 @@ fn split_indexes_equal_the_reference_path() {
                 stride: 1 + rng.below(5) as u64,
                 stats,
             };
-            let Some(split) = run_plan(path, &file, &options, &plan, 2) else {
+            let Some(split) = run_plan(path, &file, Layout::Lines, &options, &plan, 2) else {
                 continue;
             };
             REFERENCE_ONLY.with(|c| c.set(true));
@@ -261,4 +270,109 @@ fn fine_checkpoints_survive_splits_and_serve_reads() {
             assert_eq!(read(start, Some(&index.blocks[..])), read(start, None));
         }
     }
+}
+
+/// Top-level arrays split at guessed elements, printed in several ways (one line, one element
+/// per line, indented, spaced, after a byte-order mark), flat and nested, for every stride:
+/// the split gives the sequential index, or falls back when a guess fell inside an element
+/// (nested arrays of objects printed on one line hold the one-line separator). Flat
+/// elements hold no separator, so their splits always hold.
+#[test]
+fn array_splits_equal_the_sequential_scan() {
+    let styles: [(&str, &str, &str); 5] = [
+        ("[", ",", "]"),
+        ("[\n", ",\n", "\n]\n"),
+        ("[\n  ", ",\n  ", "\n]"),
+        (" [ ", " , ", " ] "),
+        ("\u{feff}[", ", ", "]"),
+    ];
+    let path = Path::new("t.json");
+    let mut rng = XorShift(0x5eed_a77a_0000_0001);
+    let (mut held, mut nested_held) = (0, 0);
+    for case in 0..stress_cases(60) {
+        let rows = 2 + rng.below(300);
+        let nested = case % 3 == 2;
+        // Arrays of nulls alone send a nested split to the sequential scan: fewer here.
+        let lines = String::from_utf8(random_ndjson(&mut rng, rows, nested)).expect("UTF-8");
+        let lines = if case % 2 == 0 {
+            lines.replace("[null]", "[\"n\"]")
+        } else {
+            lines
+        };
+        let elements: Vec<&str> = lines
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        let (open, sep, close) = styles[case % styles.len()];
+        let text = format!("{open}{}{close}", elements.join(sep));
+        let (_f, file) = mapped_as(text.as_bytes(), ".json");
+        let lay = layout(path, &file);
+        let Layout::Array(first) = lay else {
+            panic!("case {case}: not read as an array");
+        };
+        for stride in [1, 3, 64, 1000] {
+            for stats in [StatsColumns::None, StatsColumns::All] {
+                let options = IndexOptions { stride, stats };
+                let want = super::super::index_bytes(path, text.as_bytes(), &options)
+                    .map(|i| format!("{i:?}"))
+                    .expect("a well-formed array");
+                let chunk = 8 + rng.below(text.len());
+                let Some(plan) = array_plan(&file, first, chunk) else {
+                    panic!("case {case}: no plan for an array of objects");
+                };
+                match run_plan(path, &file, lay, &options, &plan, 1 + chunk % 2) {
+                    Some(got) => {
+                        assert_eq!(
+                            format!("{got:?}"),
+                            want,
+                            "case {case} stride {stride} chunk {chunk}"
+                        );
+                        held += usize::from(plan.len() > 1);
+                        nested_held += usize::from(nested && plan.len() > 1);
+                    }
+                    None => assert!(nested, "case {case}: a flat array fell back"),
+                }
+            }
+        }
+    }
+    eprintln!("{held} array splits held, {nested_held} of nested arrays");
+    assert!(
+        held > 200 && nested_held > 20,
+        "{held} splits held, {nested_held} nested"
+    );
+}
+
+/// A guess inside an element (an array of objects printed on one line, like the top-level
+/// array) makes the split fail, so the file is read sequentially.
+#[test]
+fn a_guess_inside_an_element_fails_the_split() {
+    let mut text = String::from("[{\"a\":0},{\"a\":1,\"b\":[");
+    let inner: Vec<String> = (0..300).map(|i| format!("{{\"c\":{i}}}")).collect();
+    text.push_str(&inner.join(","));
+    text.push_str("]},{\"a\":2}]");
+    let (_f, file) = mapped_as(text.as_bytes(), ".json");
+    let inside =
+        text.find("{\"c\":0}").expect("the inner array")..text.find("]}").expect("its end");
+    let plan = array_plan(&file, 0, 200).expect("a plan");
+    assert!(
+        plan.iter().skip(1).any(|r| inside.contains(&r.start)),
+        "no guess inside the element: {plan:?}"
+    );
+    let options = IndexOptions::default();
+    assert!(
+        run_plan(
+            Path::new("t.json"),
+            &file,
+            Layout::Array(0),
+            &options,
+            &plan,
+            2
+        )
+        .is_none()
+    );
+    // The sequential scan reads it: 3 rows.
+    let index = super::super::index_bytes(Path::new("t.json"), text.as_bytes(), &options)
+        .expect("a well-formed array");
+    assert_eq!(index.row_count, 3);
 }
