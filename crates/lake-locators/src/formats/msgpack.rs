@@ -26,6 +26,9 @@ use crate::text::rowread::{
 };
 use crate::text::scan::FileBytes;
 
+#[path = "msgpack_split.rs"]
+mod split;
+
 const FORMAT: &str = "msgpack";
 
 /// Nesting deeper than this is rejected while transcoding (recursion bound).
@@ -227,6 +230,85 @@ fn body(data: &[u8]) -> Result<(usize, Option<u64>), MpError> {
     Ok((0, None))
 }
 
+/// Reads the row (a map) at the cursor into `cols`, past it; a nested value sets `nested`
+/// and is skipped (the schema then comes from the rows transcoded to JSON).
+#[inline]
+fn observe_row(
+    c: &mut Cursor<'_>,
+    cols: &mut Columns,
+    wanted: &StatsColumns,
+    text: &mut Vec<u8>,
+    nested: &mut bool,
+) -> Result<(), MpError> {
+    let row_start = c.pos;
+    let Head::Map(pairs) = c.head()? else {
+        return Err(mp_err(row_start, "row is not a map"));
+    };
+    let mut hint = 0;
+    for _ in 0..pairs {
+        let key_at = c.pos;
+        let Head::Str(key) = c.head()? else {
+            return Err(mp_err(key_at, "map key is not a string"));
+        };
+        let key = utf8(key, key_at + 1)?;
+        let idx = cols.index_of(key.as_bytes(), hint, wanted);
+        hint = idx + 1;
+        let value_at = c.pos;
+        let head = c.head()?;
+        let col = &mut cols.cols[idx];
+        let track = col.tracks();
+        text.clear();
+        match head {
+            Head::Nil => {}
+            Head::Bool(b) => col.boolean(if b { b"true" } else { b"false" }),
+            Head::Int(v) => {
+                if track {
+                    let _ = write!(text, "{v}");
+                }
+                col.int(v, text);
+            }
+            Head::UInt(v) => {
+                if track {
+                    let _ = write!(text, "{v}");
+                }
+                col.float(v as f64, text);
+            }
+            Head::Float(v) if v.is_finite() => {
+                if track {
+                    let _ = serde_json::to_writer(&mut *text, &v);
+                }
+                col.float(v, text);
+            }
+            // Non-finite floats have no JSON form; they read back as null.
+            Head::Float(_) => {}
+            Head::Str(s) => {
+                let s = utf8(s, value_at)?;
+                col.text(s.as_bytes());
+            }
+            Head::Bin(b) => {
+                hex(b, text);
+                col.text(text);
+            }
+            Head::Array(n) | Head::Map(n) => {
+                *nested = true;
+                let mut pending = if matches!(head, Head::Map(_)) {
+                    2 * n
+                } else {
+                    n
+                };
+                while pending > 0 {
+                    c.skip_value()?;
+                    pending -= 1;
+                }
+            }
+            Head::Ext => {
+                return Err(mp_err(value_at, "extension types are not supported"));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One indexing pass.
 fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileIndex> {
     check_stride(path, options)?;
@@ -261,74 +343,8 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileI
                 fine: None,
             });
         }
-        let Head::Map(pairs) = c.head().map_err(|e| malformed(e, rows))? else {
-            return Err(malformed(mp_err(row_start, "row is not a map"), rows));
-        };
-        let mut hint = 0;
-        for _ in 0..pairs {
-            let key_at = c.pos;
-            let Head::Str(key) = c.head().map_err(|e| malformed(e, rows))? else {
-                return Err(malformed(mp_err(key_at, "map key is not a string"), rows));
-            };
-            let key = utf8(key, key_at + 1).map_err(|e| malformed(e, rows))?;
-            let idx = cols.index_of(key.as_bytes(), hint, wanted);
-            hint = idx + 1;
-            let value_at = c.pos;
-            let head = c.head().map_err(|e| malformed(e, rows))?;
-            let col = &mut cols.cols[idx];
-            let track = col.tracks();
-            text.clear();
-            match head {
-                Head::Nil => {}
-                Head::Bool(b) => col.boolean(if b { b"true" } else { b"false" }),
-                Head::Int(v) => {
-                    if track {
-                        let _ = write!(text, "{v}");
-                    }
-                    col.int(v, &text);
-                }
-                Head::UInt(v) => {
-                    if track {
-                        let _ = write!(text, "{v}");
-                    }
-                    col.float(v as f64, &text);
-                }
-                Head::Float(v) if v.is_finite() => {
-                    if track {
-                        let _ = serde_json::to_writer(&mut text, &v);
-                    }
-                    col.float(v, &text);
-                }
-                // Non-finite floats have no JSON form; they read back as null.
-                Head::Float(_) => {}
-                Head::Str(s) => {
-                    let s = utf8(s, value_at).map_err(|e| malformed(e, rows))?;
-                    col.text(s.as_bytes());
-                }
-                Head::Bin(b) => {
-                    hex(b, &mut text);
-                    col.text(&text);
-                }
-                Head::Array(n) | Head::Map(n) => {
-                    nested = true;
-                    let mut pending = if matches!(head, Head::Map(_)) {
-                        2 * n
-                    } else {
-                        n
-                    };
-                    while pending > 0 {
-                        c.skip_value().map_err(|e| malformed(e, rows))?;
-                        pending -= 1;
-                    }
-                }
-                Head::Ext => {
-                    return Err(malformed(
-                        mp_err(value_at, "extension types are not supported"),
-                        rows,
-                    ));
-                }
-            }
-        }
+        observe_row(&mut c, &mut cols, wanted, &mut text, &mut nested)
+            .map_err(|e| malformed(e, rows))?;
         rows += 1;
     }
     if let Some(n) = outer
@@ -568,6 +584,9 @@ impl Locator for MsgPackLocator {
     }
 
     fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {
+        if let Some(index) = split::index_split(path, options)? {
+            return Ok(index);
+        }
         let data = FileBytes::open_whole(path)?;
         index_bytes(path, &data, options)
     }
@@ -659,7 +678,7 @@ impl Iterator for MsgPackBatches {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::testutil::{XorShift, stress_cases};
     use rmp::encode;
@@ -744,6 +763,31 @@ mod tests {
         }
     }
 
+    /// `rows` random maps of up to six names (`c0`..), each name's values mostly of one
+    /// kind (`shift` moves the kinds); with `nested`, some are arrays and maps.
+    pub(super) fn random_rows(
+        rng: &mut XorShift,
+        rows: usize,
+        shift: usize,
+        nested: bool,
+    ) -> Vec<u8> {
+        let mut data = Vec::new();
+        let names = 1 + rng.below(6);
+        for _ in 0..rows {
+            let n = 1 + rng.below(names);
+            put(encode::write_map_len(&mut data, n as u32));
+            // Distinct names in a row, in a rotated order.
+            let first = rng.below(names);
+            for k in 0..n {
+                let name = (k + first) % names;
+                put(encode::write_str(&mut data, &format!("c{name}")));
+                // Depth 3 takes no arrays nor maps.
+                value(&mut data, rng, name + shift, if nested { 0 } else { 3 });
+            }
+        }
+        data
+    }
+
     /// The walk over transcoded rows agrees with arrow-json's inference over `serde_json`
     /// values and with statistics from decoding, or leaves the file to it: same schema, same
     /// statistics, same error, for every wanted set of columns.
@@ -758,20 +802,8 @@ mod tests {
         ];
         let mut agreed = 0;
         for case in 0..stress_cases(300) {
-            let mut data = Vec::new();
             let rows = 1 + rng.below(30);
-            let names = 1 + rng.below(6);
-            for _ in 0..rows {
-                let n = 1 + rng.below(names);
-                put(encode::write_map_len(&mut data, n as u32));
-                // Distinct names in a row, in a rotated order.
-                let first = rng.below(names);
-                for k in 0..n {
-                    let name = (k + first) % names;
-                    put(encode::write_str(&mut data, &format!("c{name}")));
-                    value(&mut data, &mut rng, name + case % 3, 0);
-                }
-            }
+            let data = random_rows(&mut rng, rows, case % 3, true);
             for w in &wanted {
                 let fast = nested_schema_and_stats(path, &data, 0, rows as u64, w);
                 let slow = slow_schema_and_stats(path, &data, 0, rows as u64, w);

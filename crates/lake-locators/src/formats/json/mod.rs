@@ -11,7 +11,7 @@
 pub(crate) mod fast;
 pub(crate) mod order;
 mod run;
-mod split;
+pub(crate) mod split;
 pub(crate) use split::fuzz_check;
 mod tok;
 mod widen;

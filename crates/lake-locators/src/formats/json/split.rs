@@ -476,7 +476,11 @@ fn nested_schema_and_stats(
 /// `schema`: each range's as [`super::fast::Inferrer::stats`] gives them, joined as
 /// [`StatsBuilder::merge`] joins the ranges' decoded bounds; `None` when a range's walk
 /// leaves its statistics to the decoder.
-fn walked_stats(states: &[Inferrer], schema: &Schema, wanted: &StatsColumns) -> Option<Stats> {
+pub(crate) fn walked_stats(
+    states: &[Inferrer],
+    schema: &Schema,
+    wanted: &StatsColumns,
+) -> Option<Stats> {
     use crate::locator::ColumnStats;
     let mut out = Stats::new();
     for st in states {
@@ -519,7 +523,7 @@ fn walked_stats(states: &[Inferrer], schema: &Schema, wanted: &StatsColumns) -> 
 /// row per leaf, each an object of one member (nested objects likewise), so that the order
 /// of first appearance is the fields' order whatever order a JSON object keeps its members
 /// in.
-fn samples(fields: &arrow_schema::Fields, out: &mut Vec<serde_json::Value>) {
+pub(crate) fn samples(fields: &arrow_schema::Fields, out: &mut Vec<serde_json::Value>) {
     for f in fields {
         let mut leaves = Vec::new();
         sample(f.data_type(), &mut leaves);
