@@ -186,8 +186,48 @@ impl<'a> Cursor<'a> {
     }
 
     /// Skips one whole value without building it (an explicit count of pending values, so
-    /// deep nesting uses no stack).
+    /// deep nesting uses no stack). The markers of most values give their length at once
+    /// (the header walk of a split file reads nothing else); the others, and a value that
+    /// runs past the data, go through [`Cursor::head`], with its errors.
     fn skip_value(&mut self) -> Result<(), MpError> {
+        let mut pending: u64 = 1;
+        while pending > 0 {
+            pending -= 1;
+            let at = self.pos;
+            // (bytes of the value, values it holds); `usize::MAX`: left to `head`.
+            let (len, holds) = match self.data.get(at) {
+                Some(&b @ 0x80..=0x8f) => (1, 2 * u64::from(b & 0x0f)),
+                Some(&b @ 0x90..=0x9f) => (1, u64::from(b & 0x0f)),
+                Some(&b @ 0xa0..=0xbf) => (1 + usize::from(b & 0x1f), 0),
+                Some(0x00..=0x7f | 0xc0 | 0xc2 | 0xc3 | 0xe0..=0xff) => (1, 0),
+                Some(0xcc | 0xd0) => (2, 0),
+                Some(0xcd | 0xd1) => (3, 0),
+                Some(0xca | 0xce | 0xd2) => (5, 0),
+                Some(0xcb | 0xcf | 0xd3) => (9, 0),
+                Some(0xc4 | 0xd9) => self
+                    .data
+                    .get(at + 1)
+                    .map_or((usize::MAX, 0), |&n| (2 + usize::from(n), 0)),
+                _ => (usize::MAX, 0),
+            };
+            match at.checked_add(len).filter(|&end| end <= self.data.len()) {
+                Some(end) => {
+                    self.pos = end;
+                    pending += holds;
+                }
+                None => match self.head()? {
+                    Head::Array(n) => pending += n,
+                    Head::Map(n) => pending += 2 * n,
+                    _ => {}
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Cursor::skip_value`] by [`Cursor::head`] alone (the reference of its tests).
+    #[cfg(test)]
+    fn skip_value_by_heads(&mut self) -> Result<(), MpError> {
         let mut pending: u64 = 1;
         while pending > 0 {
             pending -= 1;
@@ -731,6 +771,50 @@ pub(super) mod tests {
             }
             6 => put(encode::write_bin(out, &[0, 0xff, 7][..rng.below(4)])),
             _ => put(encode::write_nil(out)),
+        }
+    }
+
+    /// Skipping by marker lengths ends where skipping head by head does, with the same
+    /// error, on well-formed values, truncations and byte soup.
+    #[test]
+    fn skips_by_marker_lengths_equal_skips_by_heads() {
+        let mut rng = XorShift(0x5eed_5c1b);
+        for case in 0..stress_cases(2000) {
+            let rows = 1 + rng.below(5);
+            let mut data = random_rows(&mut rng, rows, case % 7, case % 2 == 0);
+            match case % 4 {
+                0 => data.truncate(rng.below(data.len() + 1)),
+                1 => {
+                    let at = rng.below(data.len());
+                    data[at] = rng.next() as u8;
+                }
+                2 => {
+                    data = crate::testutil::byte_soup(
+                        case as u64,
+                        1 + case % 40,
+                        &[
+                            0xc4, 0xd9, 0xdc, 0x81, 0x92, 0xa3, 0xcb, 0x05, 0xc1, 0xd4, 0xff, 0x00,
+                        ],
+                    )
+                }
+                _ => {}
+            }
+            let mut fast = Cursor {
+                data: &data,
+                pos: 0,
+            };
+            let mut slow = Cursor {
+                data: &data,
+                pos: 0,
+            };
+            loop {
+                let (a, b) = (fast.skip_value(), slow.skip_value_by_heads());
+                assert_eq!(a, b, "case {case} on {data:02x?}");
+                assert_eq!(fast.pos, slow.pos, "case {case} on {data:02x?}");
+                if a.is_err() || fast.pos >= data.len() {
+                    break;
+                }
+            }
         }
     }
 
