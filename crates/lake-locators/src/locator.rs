@@ -71,6 +71,16 @@ impl Block {
         }
     }
 
+    /// A row checkpoint of the formats without blocks of their own: the block that starts
+    /// at row `first_row`, byte `first_byte` (its row count and size are filled in once the
+    /// next checkpoint or the end is known).
+    pub fn checkpoint(ordinal: u64, first_row: u64, first_byte: u64) -> Self {
+        Block {
+            first_byte: Some(first_byte),
+            ..Block::rows(ordinal, first_row, 0)
+        }
+    }
+
     /// The local rows this block holds.
     pub fn row_range(&self) -> Range<u64> {
         self.first_row..self.first_row + self.row_count

@@ -703,17 +703,7 @@ fn scan_body<W: Window<CSV>>(
                 let b = cols.flush_block();
                 cols.block_bounds.push(b);
             }
-            blocks.push(Block {
-                ordinal: blocks.len() as u64,
-                first_row: row,
-                row_count: 0,
-                first_byte: Some(pos as u64),
-                total_byte_size: None,
-                compressed_size: None,
-                columns: None,
-                stats: None,
-                fine: None,
-            });
+            blocks.push(Block::checkpoint(blocks.len() as u64, row, pos as u64));
         }
         // Runs of records that change no column's type are counted, not classified.
         if shapes.enabled && gate.open() {

@@ -7,18 +7,17 @@
 use std::ops::Range;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::locator::{Block, FileIndex, IndexOptions};
 use crate::simd::{CSV, Kernel, Window};
 use crate::text::blocks::{SplitBounds, map_fine, regroup};
 use crate::text::infer::Columns;
-use crate::text::rowread::check_stride;
 use crate::text::scan::{FileBytes, check_utf8_at};
 use crate::text::skip::skip_records;
 use crate::text::split::{
     Checkpoints, RangePart, SAMPLE, Samples, chunk_len, csv_record_start, fine_stride,
-    guess_quote_state, nominal_bounds, prefetch_bounds, quote_parities, ranges, release_around,
-    scan_waves, split_threads,
+    guess_quote_state, nominal_bounds, open_split, prefetch_bounds, quote_parities, ranges,
+    release_around, scan_waves,
 };
 
 #[cfg(test)]
@@ -26,18 +25,13 @@ use super::index_bytes;
 use super::{Header, assemble, cr_line_ends, header, scan_body};
 
 /// The index of `path` built on every thread, or `None` when the file is read whole by one
-/// thread: a file [`split_threads`] leaves whole, a file of lone carriage
+/// thread: a file [`open_split`] leaves whole, a file of lone carriage
 /// returns (read from a converted copy), or a split that failed its checks (a wrong guess or
 /// an error in the file, which the sequential scan then reports).
 pub(super) fn index_split(path: &Path, options: &IndexOptions) -> Result<Option<FileIndex>> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| Error::io(path, e))?
-        .len();
-    let Some(threads) = split_threads(len) else {
+    let Some((file, threads)) = open_split(path, options)? else {
         return Ok(None);
     };
-    check_stride(path, options)?;
-    let file = FileBytes::open(path)?;
     index_file(path, &file, options, threads)
 }
 

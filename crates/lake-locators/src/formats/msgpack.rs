@@ -45,6 +45,11 @@ struct MpError {
     message: String,
 }
 
+/// The error of the file at `path` for a problem `e` at its byte offset.
+fn malformed_at(path: &Path, e: MpError) -> Error {
+    Error::malformed(path, FORMAT, e.message).at_byte(e.at as u64)
+}
+
 fn mp_err(at: usize, message: impl Into<String>) -> MpError {
     MpError {
         at,
@@ -371,17 +376,11 @@ fn index_bytes(path: &Path, data: &[u8], options: &IndexOptions) -> Result<FileI
         let row_start = c.pos;
         if rows == next_checkpoint {
             next_checkpoint += options.stride;
-            blocks.push(Block {
-                ordinal: blocks.len() as u64,
-                first_row: rows,
-                row_count: 0,
-                first_byte: Some(row_start as u64),
-                total_byte_size: None,
-                compressed_size: None,
-                columns: None,
-                stats: None,
-                fine: None,
-            });
+            blocks.push(Block::checkpoint(
+                blocks.len() as u64,
+                rows,
+                row_start as u64,
+            ));
         }
         observe_row(&mut c, &mut cols, wanted, &mut text, &mut nested)
             .map_err(|e| malformed(e, rows))?;
@@ -511,19 +510,12 @@ fn nested_schema_and_stats(
     rows: u64,
     wanted: &StatsColumns,
 ) -> Result<(SchemaRef, Option<crate::locator::Stats>)> {
-    let malformed = |e: MpError| Error::malformed(path, FORMAT, e.message).at_byte(e.at as u64);
+    let malformed = |e: MpError| malformed_at(path, e);
     let mut c = Cursor { data, pos: start };
     let mut line = Vec::new();
     let mut inf = Inferrer::new(wanted);
     for _ in 0..rows {
-        line.clear();
-        transcode(&mut c, &mut line, 0).map_err(malformed)?;
-        // Transcoded text is UTF-8 (its strings were checked); the check is kept so that a
-        // slip there is the reference's error, not unchecked text.
-        let taken = std::str::from_utf8(&line)
-            .ok()
-            .and_then(|text| inf.text_row(text));
-        if taken.is_none() {
+        if !walk_row(&mut c, &mut line, &mut inf).map_err(malformed)? {
             return slow_schema_and_stats(path, data, start, rows, wanted);
         }
     }
@@ -532,14 +524,20 @@ fn nested_schema_and_stats(
         return slow_schema_and_stats(path, data, start, rows, wanted);
     }
     let schema = null_to_utf8(&inferred.schema);
-    if wanted.is_none() {
-        return Ok((schema, None));
-    }
-    if let Some(stats) = inf.stats(&schema, wanted) {
-        return Ok((schema, Some(stats)));
-    }
-    let stats = decoded_stats(path, data, start, rows, &schema, wanted)?;
-    Ok((schema, Some(stats)))
+    with_stats(path, data, (start, rows), schema, wanted, Some(&inf))
+}
+
+/// Transcodes the row at the cursor into `line` and walks it into `inf`; false when the walk
+/// does not take it (the inference is then spoilt).
+fn walk_row(c: &mut Cursor<'_>, line: &mut Vec<u8>, inf: &mut Inferrer) -> Result<bool, MpError> {
+    line.clear();
+    transcode(c, line, 0)?;
+    // Transcoded text is UTF-8 (its strings were checked); the check is kept so that a slip
+    // there sends the file to the reference, not unchecked text to the walk.
+    Ok(std::str::from_utf8(line)
+        .ok()
+        .and_then(|text| inf.text_row(text))
+        .is_some())
 }
 
 /// arrow-json's inference over every row transcoded to JSON (for files with nested values),
@@ -551,7 +549,7 @@ fn slow_schema_and_stats(
     rows: u64,
     wanted: &StatsColumns,
 ) -> Result<(SchemaRef, Option<crate::locator::Stats>)> {
-    let malformed = |e: MpError| Error::malformed(path, FORMAT, e.message).at_byte(e.at as u64);
+    let malformed = |e: MpError| malformed_at(path, e);
     let mut c = Cursor { data, pos: start };
     let mut lines = Vec::new();
     let mut values = Vec::new();
@@ -569,8 +567,24 @@ fn slow_schema_and_stats(
     let inferred = arrow_json::reader::infer_json_schema_from_iterator(values.into_iter())
         .map_err(|e| Error::library(path, FORMAT, e))?;
     let schema = null_to_utf8(&order.apply(&inferred));
+    with_stats(path, data, (start, rows), schema, wanted, None)
+}
+
+/// `schema` with the statistics `wanted` of the `rows.1` rows from `data[rows.0]`: the byte
+/// walk's (`walked`) when it kept them, else decoded ([`decoded_stats`]).
+fn with_stats(
+    path: &Path,
+    data: &[u8],
+    (start, rows): (usize, u64),
+    schema: SchemaRef,
+    wanted: &StatsColumns,
+    walked: Option<&Inferrer>,
+) -> Result<(SchemaRef, Option<crate::locator::Stats>)> {
     if wanted.is_none() {
         return Ok((schema, None));
+    }
+    if let Some(stats) = walked.and_then(|w| w.stats(&schema, wanted)) {
+        return Ok((schema, Some(stats)));
     }
     let stats = decoded_stats(path, data, start, rows, &schema, wanted)?;
     Ok((schema, Some(stats)))
@@ -586,7 +600,7 @@ fn decoded_stats(
     schema: &SchemaRef,
     wanted: &StatsColumns,
 ) -> Result<crate::locator::Stats> {
-    let malformed = |e: MpError| Error::malformed(path, FORMAT, e.message).at_byte(e.at as u64);
+    let malformed = |e: MpError| malformed_at(path, e);
     let mut builder = StatsBuilder::new(schema, wanted);
     let mut lines = Vec::new();
     let mut c = Cursor { data, pos: start };
@@ -633,7 +647,7 @@ impl Locator for MsgPackLocator {
 
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
         let data = FileBytes::open(path)?;
-        let malformed = |e: MpError| Error::malformed(path, FORMAT, e.message).at_byte(e.at as u64);
+        let malformed = |e: MpError| malformed_at(path, e);
         let (schema, blocks) =
             schema_for_read(request.schema.as_ref(), |o| index_bytes(path, &data, o))?;
         let projection = projection_indices(path, &schema, request.projection)?;

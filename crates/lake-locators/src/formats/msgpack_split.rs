@@ -15,15 +15,15 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::{Cursor, FORMAT, body, decoded_stats, nested_schema_and_stats, observe_row, transcode};
-use crate::error::{Error, Result};
+use super::{Cursor, FORMAT, body, decoded_stats, nested_schema_and_stats, observe_row, walk_row};
+use crate::error::Result;
 use crate::formats::json::fast::Inferrer;
 use crate::formats::json::split::{samples, walked_stats};
 use crate::locator::{Block, FileIndex, IndexOptions, Stats, StatsColumns};
 use crate::text::infer::{Columns, null_to_utf8};
-use crate::text::rowread::{check_stride, finish_blocks};
+use crate::text::rowread::finish_blocks;
 use crate::text::scan::FileBytes;
-use crate::text::split::{RangePart, chunk_len, ranges, scan_waves, split_threads};
+use crate::text::split::{RangePart, chunk_len, open_split, ranges, scan_waves};
 
 /// The pages behind the header walk are dropped from the mapping every this many bytes.
 const RELEASE: usize = 8 << 20;
@@ -31,14 +31,9 @@ const RELEASE: usize = 8 << 20;
 /// The index of the MessagePack file `path` built on every thread, or `None` when it is read
 /// whole by one thread (the delimited split's rules) or when the split fails.
 pub(super) fn index_split(path: &Path, options: &IndexOptions) -> Result<Option<FileIndex>> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| Error::io(path, e))?
-        .len();
-    let Some(threads) = split_threads(len) else {
+    let Some((file, threads)) = open_split(path, options)? else {
         return Ok(None);
     };
-    check_stride(path, options)?;
-    let file = FileBytes::open(path)?;
     let chunk = chunk_len(file.len(), threads);
     Ok(run_split(path, &file, options, chunk, threads))
 }
@@ -154,17 +149,7 @@ pub(super) fn run_split(
         .checkpoints
         .iter()
         .enumerate()
-        .map(|(k, &at)| Block {
-            ordinal: k as u64,
-            first_row: k as u64 * options.stride,
-            row_count: 0,
-            first_byte: Some(at as u64),
-            total_byte_size: None,
-            compressed_size: None,
-            columns: None,
-            stats: None,
-            fine: None,
-        })
+        .map(|(k, &at)| Block::checkpoint(k as u64, k as u64 * options.stride, at as u64))
         .collect();
     finish_blocks(&mut blocks, heads.rows, data.len() as u64);
     let (schema, stats) = if nested {
@@ -203,12 +188,7 @@ fn nested_split(
         let mut line = Vec::new();
         let mut ok = true;
         while ok && c.pos < r.end {
-            line.clear();
-            ok = transcode(&mut c, &mut line, 0).is_ok()
-                && std::str::from_utf8(&line)
-                    .ok()
-                    .and_then(|text| inf.text_row(text))
-                    .is_some();
+            ok = walk_row(&mut c, &mut line, &mut inf).unwrap_or(false);
         }
         file.release(r.clone());
         ok.then_some(inf)

@@ -71,6 +71,22 @@ pub(crate) fn split_threads(len: u64) -> Option<usize> {
     Some(threads.max(1))
 }
 
+/// The file `path` mapped, with the threads to index it with in ranges, or `None` when it
+/// is read whole by one thread ([`split_threads`]); the stride is checked first.
+pub(crate) fn open_split(
+    path: &std::path::Path,
+    options: &crate::locator::IndexOptions,
+) -> crate::error::Result<Option<(FileBytes, usize)>> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| crate::error::Error::io(path, e))?
+        .len();
+    let Some(threads) = split_threads(len) else {
+        return Ok(None);
+    };
+    crate::text::rowread::check_stride(path, options)?;
+    Ok(Some((FileBytes::open(path)?, threads)))
+}
+
 /// The nominal length of a range: about eight per thread, between 2 and 16 MiB.
 pub(crate) fn chunk_len(len: usize, threads: usize) -> usize {
     (len / (threads.max(1) * 8)).clamp(2 << 20, 16 << 20)
@@ -422,17 +438,8 @@ impl Checkpoints {
     /// [`Placer::place`] put in `samples`.
     pub(crate) fn append(&mut self, samples: &Samples, rows: u64) {
         for &(row, byte) in &samples.placed {
-            self.blocks.push(Block {
-                ordinal: self.blocks.len() as u64,
-                first_row: row,
-                row_count: 0,
-                first_byte: Some(byte),
-                total_byte_size: None,
-                compressed_size: None,
-                columns: None,
-                stats: None,
-                fine: None,
-            });
+            self.blocks
+                .push(Block::checkpoint(self.blocks.len() as u64, row, byte));
         }
         self.rows += rows;
     }

@@ -373,17 +373,7 @@ fn scan_values_walk<W: Window<JSON>>(
         let starts = rows == next_checkpoint.get();
         if starts {
             next_checkpoint.set(rows + stride);
-            blocks.push(Block {
-                ordinal: blocks.len() as u64,
-                first_row: rows,
-                row_count: 0,
-                first_byte: Some(at as u64),
-                total_byte_size: None,
-                compressed_size: None,
-                columns: None,
-                stats: None,
-                fine: None,
-            });
+            blocks.push(Block::checkpoint(blocks.len() as u64, rows, at as u64));
         }
         starts
     };

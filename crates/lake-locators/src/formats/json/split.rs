@@ -20,31 +20,26 @@ use rayon::prelude::*;
 
 use super::fast::Inferrer;
 use super::{ArrayPart, Layout, layout, next_line, scan_values_walk, skip_lines};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::locator::{FileIndex, IndexOptions, Stats, StatsColumns};
 use crate::simd::{JSON, Kernel, Window};
 use crate::stats::StatsBuilder;
 use crate::text::blocks::{map_fine, regroup};
 use crate::text::infer::{Columns, null_to_utf8};
-use crate::text::rowread::{check_stride, decode_json, finish_blocks};
+use crate::text::rowread::{decode_json, finish_blocks};
 use crate::text::scan::{FileBytes, array_next, bom_len, json_value_end, skip_ws};
 use crate::text::split::{
     Checkpoints, RangePart, SAMPLE, Samples, chunk_len, fine_stride, line_start, nominal_bounds,
-    prefetch_bounds, ranges, release_around, scan_waves, split_threads,
+    open_split, prefetch_bounds, ranges, release_around, scan_waves,
 };
 
 /// The index of the JSON file `path` built on every thread, or `None` when it is read whole
 /// by one thread (see [`crate::formats::csv`]'s split for the same rules; an array whose
 /// elements are not objects, or that has fewer than two, is read whole too).
 pub(super) fn index_split(path: &Path, options: &IndexOptions) -> Result<Option<FileIndex>> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| Error::io(path, e))?
-        .len();
-    let Some(threads) = split_threads(len) else {
+    let Some((file, threads)) = open_split(path, options)? else {
         return Ok(None);
     };
-    check_stride(path, options)?;
-    let file = FileBytes::open(path)?;
     let lay = layout(path, &file);
     let chunk = chunk_len(file.len(), threads);
     prefetch_bounds(&file, &nominal_bounds(file.len(), 0, chunk));
