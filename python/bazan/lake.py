@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
@@ -109,7 +110,7 @@ def create_map(
     - ``fingerprint``: ``"metadata"`` (size and mtime) or ``"blake3"`` (also a digest of
       every file, so the doctor sees same-size edits).
     - ``stats_columns``: ``None`` for min/max statistics of every supported column, ``[]``
-      for none, or a list of column names.
+      for none, or a list of column names (names that no file has get a ``UserWarning``).
     - ``skip_errors``: leave unreadable files out (listed in ``LakeMap.failures`` as
       ``(path, message)``) instead of failing.
     - ``threads``: worker threads (``None``: every core).
@@ -149,7 +150,18 @@ def create_map(
         )
     finally:
         _progress.close(callback)
-    return LakeMap(lake, failures)
+    mapped = LakeMap(lake, failures)
+    if stats:
+        names = set(mapped.schema.names)
+        unknown = [c for c in stats if c not in names]
+        if unknown:
+            warnings.warn(
+                f"stats_columns names {', '.join(map(repr, unknown))} that no file of the "
+                "lake has",
+                UserWarning,
+                stacklevel=2,
+            )
+    return mapped
 
 
 class UpdateReport:

@@ -137,3 +137,15 @@ def test_path_like_roots(tmp_path):
     root = lake_with(tmp_path / "lake", {"a.csv": "x\n1\n"})
     assert bl.create_map(Path(root), progress=False).total_rows == 1
     assert bl.load_map(str(root)).root == str(root)
+
+
+def test_stats_columns_no_file_has_warn(tmp_path):
+    root = lake_with(tmp_path / "lake", {"a.csv": "id,name\n1,a\n2,b\n"})
+    with pytest.warns(UserWarning, match="stats_columns names 'off' that no file"):
+        bl.create_map(root, stats_columns=["off"], progress=False)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = bl.create_map(root, stats_columns=["id"], progress=False)
+    assert len(m) == 2
