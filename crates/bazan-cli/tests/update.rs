@@ -89,9 +89,16 @@ fn check_says_which_comparisons_were_relaxed() {
 /// user is told so; a list of columns the lake has gets no warning.
 #[test]
 fn stats_naming_no_column_warns() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("a.csv"), "id,name\n1,a\n2,b\n").expect("write");
-    let root = dir.path().to_str().expect("utf-8 path");
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("temp dir: {e}"),
+    };
+    if let Err(e) = std::fs::write(dir.path().join("a.csv"), "id,name\n1,a\n2,b\n") {
+        panic!("writing a.csv: {e}");
+    }
+    let Some(root) = dir.path().to_str() else {
+        panic!("a temp dir that is not UTF-8: {}", dir.path().display());
+    };
     let off = bazan(&["map", "create", root, "--stats", "off", "--json"]);
     assert!(off.status.success());
     let err = String::from_utf8_lossy(&off.stderr);

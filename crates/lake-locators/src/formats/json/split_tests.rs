@@ -90,11 +90,17 @@ fn mapped(text: &[u8]) -> (tempfile::NamedTempFile, FileBytes) {
 }
 
 fn mapped_as(text: &[u8], suffix: &str) -> (tempfile::NamedTempFile, FileBytes) {
-    let mut f = tempfile::Builder::new().suffix(suffix).tempfile().unwrap();
-    f.write_all(text).unwrap();
-    f.flush().unwrap();
-    let bytes = FileBytes::open(f.path()).unwrap();
-    (f, bytes)
+    let mut f = match tempfile::Builder::new().suffix(suffix).tempfile() {
+        Ok(f) => f,
+        Err(e) => panic!("temp file: {e}"),
+    };
+    if let Err(e) = f.write_all(text).and_then(|()| f.flush()) {
+        panic!("writing the temp file: {e}");
+    }
+    match FileBytes::open(f.path()) {
+        Ok(bytes) => (f, bytes),
+        Err(e) => panic!("mapping the temp file: {e}"),
+    }
 }
 
 fn sequential(text: &[u8], options: &IndexOptions) -> Result<String> {
@@ -293,7 +299,10 @@ fn array_splits_equal_the_sequential_scan() {
         let rows = 2 + rng.below(300);
         let nested = case % 3 == 2;
         // Arrays of nulls alone send a nested split to the sequential scan: fewer here.
-        let lines = String::from_utf8(random_ndjson(&mut rng, rows, nested)).expect("UTF-8");
+        let lines = match String::from_utf8(random_ndjson(&mut rng, rows, nested)) {
+            Ok(lines) => lines,
+            Err(e) => panic!("case {case}: the generated rows are not UTF-8: {e}"),
+        };
         let lines = if case % 2 == 0 {
             lines.replace("[null]", "[\"n\"]")
         } else {
@@ -314,9 +323,10 @@ fn array_splits_equal_the_sequential_scan() {
         for stride in [1, 3, 64, 1000] {
             for stats in [StatsColumns::None, StatsColumns::All] {
                 let options = IndexOptions { stride, stats };
-                let want = super::super::index_bytes(path, text.as_bytes(), &options)
-                    .map(|i| format!("{i:?}"))
-                    .expect("a well-formed array");
+                let want = match super::super::index_bytes(path, text.as_bytes(), &options) {
+                    Ok(i) => format!("{i:?}"),
+                    Err(e) => panic!("case {case}: the sequential scan failed: {e}"),
+                };
                 let chunk = 8 + rng.below(text.len());
                 let Some(plan) = array_plan(&file, first, chunk) else {
                     panic!("case {case}: no plan for an array of objects");
@@ -352,9 +362,13 @@ fn a_guess_inside_an_element_fails_the_split() {
     text.push_str(&inner.join(","));
     text.push_str("]},{\"a\":2}]");
     let (_f, file) = mapped_as(text.as_bytes(), ".json");
-    let inside =
-        text.find("{\"c\":0}").expect("the inner array")..text.find("]}").expect("its end");
-    let plan = array_plan(&file, 0, 200).expect("a plan");
+    let (Some(from), Some(to)) = (text.find("{\"c\":0}"), text.find("]}")) else {
+        panic!("no inner array in {text}");
+    };
+    let inside = from..to;
+    let Some(plan) = array_plan(&file, 0, 200) else {
+        panic!("no plan for an array of objects");
+    };
     assert!(
         plan.iter().skip(1).any(|r| inside.contains(&r.start)),
         "no guess inside the element: {plan:?}"
@@ -372,7 +386,8 @@ fn a_guess_inside_an_element_fails_the_split() {
         .is_none()
     );
     // The sequential scan reads it: 3 rows.
-    let index = super::super::index_bytes(Path::new("t.json"), text.as_bytes(), &options)
-        .expect("a well-formed array");
-    assert_eq!(index.row_count, 3);
+    match super::super::index_bytes(Path::new("t.json"), text.as_bytes(), &options) {
+        Ok(index) => assert_eq!(index.row_count, 3),
+        Err(e) => panic!("the sequential scan failed: {e}"),
+    }
 }
