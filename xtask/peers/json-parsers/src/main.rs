@@ -3,6 +3,7 @@
 //! the number of lines each parser took as valid.
 
 use std::error::Error;
+use std::io::Write;
 use std::time::Instant;
 
 use serde::de::IgnoredAny;
@@ -22,11 +23,20 @@ fn main() -> Result<(), Box<dyn Error>> {
         lines.push(start..data.len());
     }
     let mb = data.len() as f64 / 1e6;
-    println!(
+    // Written with errors returned, not `println!`: a closed pipe (`| head`) ends the run.
+    let out = std::cell::RefCell::new(std::io::stdout().lock());
+    writeln!(
+        out.borrow_mut(),
         "{path}: {mb:.1} MB, {} lines, one thread, best of 5",
         lines.len()
-    );
-    let time = |name: &str, pass: &mut dyn FnMut() -> usize| {
+    )?;
+    // `.cargo/config.toml` applies only when cargo runs from this package's folder.
+    writeln!(
+        out.borrow_mut(),
+        "peers built with AVX2: {} (run cargo from xtask/peers/json-parsers for their best case)",
+        cfg!(target_feature = "avx2")
+    )?;
+    let time = |name: &str, pass: &mut dyn FnMut() -> usize| -> std::io::Result<()> {
         let mut best = f64::MAX;
         let mut ok = 0;
         for _ in 0..5 {
@@ -34,36 +44,37 @@ fn main() -> Result<(), Box<dyn Error>> {
             ok = pass();
             best = best.min(t.elapsed().as_secs_f64());
         }
-        println!(
+        writeln!(
+            out.borrow_mut(),
             "{name:52} {:8.1} ms {:6.0} MB/s  (result {ok})",
             best * 1e3,
             mb / best
-        );
+        )
     };
     time("memchr: line feeds only", &mut || {
         memchr::memchr_iter(b'\n', &data).count()
-    });
+    })?;
     time("simdutf8: UTF-8 check of the file", &mut || {
         usize::from(simdutf8::basic::from_utf8(&data).is_ok())
-    });
+    })?;
     time("serde_json: validate (IgnoredAny)", &mut || {
         let valid = |r: &std::ops::Range<usize>| {
             serde_json::from_slice::<IgnoredAny>(&data[r.clone()]).is_ok()
         };
         lines.iter().filter(|r| valid(r)).count()
-    });
+    })?;
     time("serde_json: Value", &mut || {
         let valid = |r: &std::ops::Range<usize>| {
             serde_json::from_slice::<serde_json::Value>(&data[r.clone()]).is_ok()
         };
         lines.iter().filter(|r| valid(r)).count()
-    });
+    })?;
     time("sonic-rs: Value", &mut || {
         let valid = |r: &std::ops::Range<usize>| {
             sonic_rs::from_slice::<sonic_rs::Value>(&data[r.clone()]).is_ok()
         };
         lines.iter().filter(|r| valid(r)).count()
-    });
+    })?;
     let mut buffers = simd_json::Buffers::default();
     let mut line = Vec::new();
     time(
@@ -77,6 +88,6 @@ fn main() -> Result<(), Box<dyn Error>> {
             }
             ok
         },
-    );
+    )?;
     Ok(())
 }
