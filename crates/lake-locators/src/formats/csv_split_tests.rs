@@ -2,8 +2,6 @@
 //! exactly the sequential index (checkpoints, row count, schema, statistics) for every
 //! stride, or fall back when the file has an error.
 
-use std::io::Write as _;
-
 use super::*;
 use crate::locator::StatsColumns;
 use crate::testutil::{XorShift, byte_soup, stress_cases};
@@ -87,11 +85,7 @@ fn split_index(
 }
 
 fn mapped(text: &[u8]) -> (tempfile::NamedTempFile, FileBytes) {
-    let mut f = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
-    f.write_all(text).unwrap();
-    f.flush().unwrap();
-    let bytes = FileBytes::open(f.path()).unwrap();
-    (f, bytes)
+    crate::text::scan::mapped_file(text, ".csv")
 }
 
 #[test]

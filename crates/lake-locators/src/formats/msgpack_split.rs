@@ -216,7 +216,6 @@ fn nested_split(
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write as _;
 
     use super::*;
     use crate::formats::msgpack::index_bytes;
@@ -224,17 +223,7 @@ mod tests {
     use crate::testutil::{XorShift, stress_cases};
 
     fn mapped(data: &[u8]) -> (tempfile::NamedTempFile, FileBytes) {
-        let mut f = match tempfile::Builder::new().suffix(".msgpack").tempfile() {
-            Ok(f) => f,
-            Err(e) => panic!("temp file: {e}"),
-        };
-        if let Err(e) = f.write_all(data).and_then(|()| f.flush()) {
-            panic!("writing the temp file: {e}");
-        }
-        match FileBytes::open(f.path()) {
-            Ok(bytes) => (f, bytes),
-            Err(e) => panic!("mapping the temp file: {e}"),
-        }
+        crate::text::scan::mapped_file(data, ".msgpack")
     }
 
     /// Random files, flat and nested, as concatenated maps or an outer array, split at random

@@ -484,6 +484,24 @@ pub(crate) fn unescape_into(text: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(rest);
 }
 
+/// `bytes` written to a temporary file named `*suffix` and mapped as the scans map files; the
+/// file lives as long as the handle returned with the map.
+#[cfg(test)]
+pub(crate) fn mapped_file(bytes: &[u8], suffix: &str) -> (tempfile::NamedTempFile, FileBytes) {
+    use std::io::Write as _;
+    let mut f = match tempfile::Builder::new().suffix(suffix).tempfile() {
+        Ok(f) => f,
+        Err(e) => panic!("temp file: {e}"),
+    };
+    if let Err(e) = f.write_all(bytes).and_then(|()| f.flush()) {
+        panic!("writing the temp file: {e}");
+    }
+    match FileBytes::open(f.path()) {
+        Ok(map) => (f, map),
+        Err(e) => panic!("mapping the temp file: {e}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

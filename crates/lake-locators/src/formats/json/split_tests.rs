@@ -1,8 +1,6 @@
 //! Tests of the split JSON-lines scan: random files, flat and nested, split at random range
 //! lengths give exactly the sequential index for every stride, or fall back on errors.
 
-use std::io::Write as _;
-
 use super::*;
 use crate::testutil::{XorShift, byte_soup, stress_cases};
 use crate::text::blocks::MAP_FINE;
@@ -90,17 +88,7 @@ fn mapped(text: &[u8]) -> (tempfile::NamedTempFile, FileBytes) {
 }
 
 fn mapped_as(text: &[u8], suffix: &str) -> (tempfile::NamedTempFile, FileBytes) {
-    let mut f = match tempfile::Builder::new().suffix(suffix).tempfile() {
-        Ok(f) => f,
-        Err(e) => panic!("temp file: {e}"),
-    };
-    if let Err(e) = f.write_all(text).and_then(|()| f.flush()) {
-        panic!("writing the temp file: {e}");
-    }
-    match FileBytes::open(f.path()) {
-        Ok(bytes) => (f, bytes),
-        Err(e) => panic!("mapping the temp file: {e}"),
-    }
+    crate::text::scan::mapped_file(text, suffix)
 }
 
 fn sequential(text: &[u8], options: &IndexOptions) -> Result<String> {
