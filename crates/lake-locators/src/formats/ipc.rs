@@ -35,32 +35,73 @@ pub struct ArrowFileLocator;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ArrowStreamLocator;
 
+/// Where [`read_at`] reads: the file (a positional read per call), or a memory map of the
+/// whole of it whose pages are already in (a page fault per header costs more than a
+/// positional read; with the pages in, no kernel call at all).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Src<'a> {
+    File(&'a File),
+    /// The file's bytes, as long as the length the reads are checked against.
+    Mapped(&'a [u8]),
+}
+
+impl<'a> From<&'a File> for Src<'a> {
+    fn from(file: &'a File) -> Self {
+        Src::File(file)
+    }
+}
+
 /// Reads `len` bytes at `offset`, after checking that they lie inside the file.
-pub(crate) fn read_at(
+pub(crate) fn read_at<'a>(
     path: &Path,
     format: &'static str,
-    file: &File,
+    src: impl Into<Src<'a>>,
     file_len: u64,
     offset: u64,
     len: u64,
     what: &str,
 ) -> Result<Vec<u8>> {
-    use std::io::{Read, Seek, SeekFrom};
-    let end = offset.checked_add(len);
-    if end.is_none_or(|e| e > file_len) {
-        return Err(Error::malformed(
+    let past_end = || {
+        Error::malformed(
             path,
             format,
             format!("{what} of {len} bytes at byte {offset} runs past the end of the file ({file_len} bytes)"),
         )
-        .at_byte(offset));
+        .at_byte(offset)
+    };
+    let end = offset.checked_add(len).filter(|&e| e <= file_len);
+    let Some(end) = end else {
+        return Err(past_end());
+    };
+    match src.into() {
+        Src::Mapped(bytes) => usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(end).ok())
+            .and_then(|(s, e)| bytes.get(s..e))
+            .map(<[u8]>::to_vec)
+            .ok_or_else(past_end),
+        Src::File(file) => {
+            let mut buf = vec![0; len as usize];
+            read_exact_at(file, &mut buf, offset).map_err(|e| Error::io(path, e))?;
+            Ok(buf)
+        }
     }
-    let mut buf = vec![0; len as usize];
-    let mut f = file;
-    f.seek(SeekFrom::Start(offset))
-        .and_then(|_| f.read_exact(&mut buf))
-        .map_err(|e| Error::io(path, e))?;
-    Ok(buf)
+}
+
+/// Fills `buf` from the file at `offset` (a positional read on Unix: one kernel call, and
+/// the file's cursor is left alone).
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = file;
+        f.seek(SeekFrom::Start(offset))?;
+        f.read_exact(buf)
+    }
 }
 
 /// One record batch as the IPC file footer lists it.
@@ -86,12 +127,12 @@ impl Footer {
     fn check(
         &self,
         path: &Path,
-        file: &File,
+        src: Src<'_>,
         len: u64,
         batches: std::ops::Range<usize>,
     ) -> Result<()> {
         for b in self.dictionaries.iter().chain(&self.blocks[batches]) {
-            check_block(path, file, len, b)?;
+            check_block(path, src, len, b)?;
         }
         Ok(())
     }
@@ -99,11 +140,11 @@ impl Footer {
 
 /// Checks one footer block (a dictionary or a record batch) before arrow-ipc decodes it: its
 /// lengths agree with the message at its offset, and its compressed buffers are sound.
-fn check_block(path: &Path, file: &File, len: u64, b: &FooterBlock) -> Result<()> {
+fn check_block(path: &Path, src: Src<'_>, len: u64, b: &FooterBlock) -> Result<()> {
     let mut walker = MessageWalker {
         path,
         format: FILE_FORMAT,
-        file,
+        src,
         len,
         at: b.offset,
     };
@@ -127,7 +168,7 @@ fn check_block(path: &Path, file: &File, len: u64, b: &FooterBlock) -> Result<()
         )
         .at_byte(b.offset));
     }
-    check_buffers(path, FILE_FORMAT, file, len, &m)?;
+    check_buffers(path, FILE_FORMAT, src, len, &m)?;
     Ok(())
 }
 
@@ -411,7 +452,7 @@ impl Locator for ArrowFileLocator {
                 return Ok(columnar::empty());
             }
             let touched = columnar::touched_blocks(&blocks, &rows);
-            footer.check(path, &file, len, touched.clone())?;
+            footer.check(path, (&file).into(), len, touched.clone())?;
             let mut reader = FileReader::try_new(
                 BufReader::new(file),
                 projection.as_ref().map(|p| p.decode.clone()),
@@ -482,7 +523,7 @@ struct StreamMessage {
 struct MessageWalker<'a> {
     path: &'a Path,
     format: &'static str,
-    file: &'a File,
+    src: Src<'a>,
     len: u64,
     at: u64,
 }
@@ -500,7 +541,7 @@ impl MessageWalker<'_> {
         let first = read_at(
             self.path,
             self.format,
-            self.file,
+            self.src,
             self.len,
             self.at,
             4,
@@ -510,7 +551,7 @@ impl MessageWalker<'_> {
             let l = read_at(
                 self.path,
                 self.format,
-                self.file,
+                self.src,
                 self.len,
                 self.at + 4,
                 4,
@@ -531,7 +572,7 @@ impl MessageWalker<'_> {
         let meta = read_at(
             self.path,
             self.format,
-            self.file,
+            self.src,
             self.len,
             self.at + prefix,
             meta_len,
@@ -570,12 +611,12 @@ const MAX_UNCOMPRESSED: i64 = 1 << 32;
 fn check_buffers(
     path: &Path,
     format: &'static str,
-    file: &File,
+    src: Src<'_>,
     len: u64,
     m: &StreamMessage,
 ) -> Result<()> {
     check_buffers_with(path, format, m, |at| {
-        let b = read_at(path, format, file, len, at, 8, "buffer length prefix")?;
+        let b = read_at(path, format, src, len, at, 8, "buffer length prefix")?;
         Ok(b.try_into().unwrap_or([0; 8]))
     })
 }
@@ -642,12 +683,12 @@ fn check_messages(
         let mut walker = MessageWalker {
             path,
             format,
-            file,
+            src: file.into(),
             len,
             at,
         };
         if let Some(m) = walker.next_message()? {
-            check_buffers(path, format, file, len, &m)?;
+            check_buffers(path, format, file.into(), len, &m)?;
         }
     }
     Ok(())
@@ -664,7 +705,7 @@ fn walk_stream(path: &Path, file: &File, len: u64, all: bool) -> Result<StreamLa
     let mut walker = MessageWalker {
         path,
         format: STREAM_FORMAT,
-        file,
+        src: file.into(),
         len,
         at: 0,
     };
@@ -698,7 +739,7 @@ fn walk_stream(path: &Path, file: &File, len: u64, all: bool) -> Result<StreamLa
         let msg = arrow_ipc::root_as_message(&m.meta).map_err(|e| {
             Error::malformed(path, STREAM_FORMAT, format!("invalid message: {e}")).at_byte(m.offset)
         })?;
-        check_buffers(path, STREAM_FORMAT, file, len, &m)?;
+        check_buffers(path, STREAM_FORMAT, file.into(), len, &m)?;
         let body = u64::try_from(msg.bodyLength()).unwrap_or(0);
         super::ipc_check::check_batch(&schema, &msg, body)
             .map_err(|e| Error::malformed(path, STREAM_FORMAT, e).at_byte(m.offset))?;

@@ -9,7 +9,7 @@ use arrow_array::RecordBatch;
 use arrow_ipc::reader::FileDecoder;
 use arrow_schema::{DataType, Schema, SchemaRef};
 
-use super::{FILE_FORMAT, Footer, FooterBlock, lib};
+use super::{FILE_FORMAT, Footer, FooterBlock, Src, check_block, lib};
 use crate::error::{Error, Result};
 use crate::locator::{Stats, StatsColumns};
 use crate::stats::StatsBuilder;
@@ -29,13 +29,6 @@ pub(super) fn file_stats(
     if cols.is_empty() {
         return Ok(Default::default());
     }
-    footer.check(path, file, len, 0..footer.blocks.len())?;
-    // The readers report the whole file schema; the batches hold the projection.
-    let projected = Arc::new(
-        schema
-            .project(&cols)
-            .map_err(|e| Error::Schema(e.to_string()))?,
-    );
     // Decoded straight from a memory map: the batches' buffers are slices of the map, nothing
     // is copied.
     let map = FileBytes::open(path)?;
@@ -47,6 +40,15 @@ pub(super) fn file_stats(
             "the file changed size while it was being indexed",
         ));
     }
+    // Every message is checked before arrow-ipc decodes it: the dictionaries here, each batch
+    // from the map once its run's pages are in (a header read is then no kernel call).
+    footer.check(path, file.into(), len, 0..0)?;
+    // The readers report the whole file schema; the batches hold the projection.
+    let projected = Arc::new(
+        schema
+            .project(&cols)
+            .map_err(|e| Error::Schema(e.to_string()))?,
+    );
     // The footer blocks were checked to lie inside the file.
     let message = |b: &FooterBlock| {
         let block = arrow_ipc::Block::new(b.offset as i64, b.meta_len as i32, b.body_len as i64);
@@ -68,6 +70,9 @@ pub(super) fn file_stats(
     // shootdown per dropped batch.
     for run in stats_runs(&footer.blocks) {
         map.populate(run.span.clone());
+        for b in &footer.blocks[run.blocks.clone()] {
+            check_block(path, Src::Mapped(&map[..]), len, b)?;
+        }
         for b in &footer.blocks[run.blocks] {
             let (block, data) = message(b);
             let batch = decoder

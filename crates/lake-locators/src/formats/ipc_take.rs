@@ -146,7 +146,7 @@ pub(super) fn read_rows(path: &Path, request: &RowsRequest<'_>) -> Result<Vec<Re
     }));
     let map = bytes::Bytes::from_owner(Mapped(file_bytes));
     for d in &footer.dictionaries {
-        check_block(path, &file, len, d)?;
+        check_block(path, (&file).into(), len, d)?;
         let buf = block_bytes(path, &map, d)?;
         decoder
             .read_dictionary(&ipc_block(d), &buf)
