@@ -152,6 +152,19 @@ pub enum ColumnStats {
     },
 }
 
+impl ColumnStats {
+    /// The bounds of a Float64 column, a zero written unsigned: `-0.0` and `0.0` are equal
+    /// to readers and to pruning, and neither a Parquet footer (whose writers store a zero
+    /// bound as `-0.0` or `0.0` whatever the data holds) nor a fold whose order varies says
+    /// which one a file's bound is.
+    pub fn float(min: f64, max: f64) -> Self {
+        ColumnStats::Float {
+            min: min + 0.0,
+            max: max + 0.0,
+        }
+    }
+}
+
 /// Statistics of a file: column name → bounds. Columns of other types, and columns without
 /// any non-null value, are absent.
 pub type Stats = BTreeMap<String, ColumnStats>;

@@ -93,7 +93,7 @@ impl StatsBuilder {
         for (name, acc) in self.columns {
             let s = match acc {
                 Acc::Int(Some((min, max))) => ColumnStats::Int { min, max },
-                Acc::Float(Some((min, max))) => ColumnStats::Float { min, max },
+                Acc::Float(Some((min, max))) => ColumnStats::float(min, max),
                 Acc::Str(Some((min_str, max_str))) => ColumnStats::Str { min_str, max_str },
                 _ => continue,
             };

@@ -226,6 +226,95 @@ fn stats_from_footer_equal_stats_from_data() {
     assert!(none.stats.is_none());
 }
 
+/// Zero bounds: writers store a zero minimum as `-0.0` and a zero maximum as `0.0` whatever
+/// zero the data holds, and stats write zeros unsigned, so the footer's zero bounds are
+/// exact. They come from the footer alone (no data page read) and equal the bounds the
+/// data gives.
+#[test]
+fn zero_float_bounds_come_from_the_footer() {
+    let dir = tempfile::tempdir().unwrap();
+    // Row groups of two rows: a +0.0 minimum, a -0.0 minimum, a -0.0 maximum.
+    let x = [0.0, 1.5, -0.0, 2.0, -3.0, -0.0];
+    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Float64, false)]));
+    let b = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(Float64Array::from(x.to_vec()))],
+    )
+    .unwrap();
+    let mut files = Vec::new();
+    for (name, stats) in [
+        ("z.parquet", EnabledStatistics::Chunk),
+        ("zn.parquet", EnabledStatistics::None),
+    ] {
+        let path = dir.path().join(name);
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(2))
+            .set_statistics_enabled(stats)
+            .build();
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema.clone(), Some(props))
+            .unwrap();
+        w.write(&b).unwrap();
+        w.close().unwrap();
+        files.push(path);
+    }
+    let log = ReadLog::default();
+    let reader = TraceReader::new(File::open(&files[0]).unwrap(), log.clone()).unwrap();
+    let from_footer = ParquetLocator
+        .index_reader(&files[0], reader, &IndexOptions::default())
+        .unwrap();
+    let data_end = from_footer
+        .blocks
+        .iter()
+        .flat_map(|b| b.columns.iter().flatten())
+        .map(|c| c.first_byte + c.compressed_size)
+        .max()
+        .unwrap();
+    for r in log.ranges() {
+        assert!(
+            r.start >= data_end,
+            "indexing read {r:?}, data ends at {data_end}"
+        );
+    }
+    let from_data = index(&files[1]);
+    for idx in [&from_footer, &from_data] {
+        let Some(ColumnStats::Float { min, max }) = idx.stats.as_ref().unwrap().get("x").cloned()
+        else {
+            panic!("no float stats for x: {:?}", idx.stats);
+        };
+        assert_eq!(
+            (min.to_bits(), max.to_bits()),
+            ((-3.0f64).to_bits(), 2.0f64.to_bits())
+        );
+    }
+    // Zeros as the bounds themselves: the first two row groups alone.
+    let zeros = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(Float64Array::from(vec![0.0, -0.0, -0.0, 0.0]))],
+    )
+    .unwrap();
+    for (name, stats) in [
+        ("zz.parquet", EnabledStatistics::Chunk),
+        ("zzn.parquet", EnabledStatistics::None),
+    ] {
+        let path = dir.path().join(name);
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(2))
+            .set_statistics_enabled(stats)
+            .build();
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema.clone(), Some(props))
+            .unwrap();
+        w.write(&zeros).unwrap();
+        w.close().unwrap();
+        let Some(ColumnStats::Float { min, max }) =
+            index(&path).stats.as_ref().unwrap().get("x").cloned()
+        else {
+            panic!("no float stats for x in {name}");
+        };
+        // Unsigned zeros, from the footer and from the data alike.
+        assert_eq!((min.to_bits(), max.to_bits()), (0, 0), "{name}");
+    }
+}
+
 #[test]
 fn reads_ranges_across_groups_with_and_without_blocks() {
     let dir = tempfile::tempdir().unwrap();

@@ -73,10 +73,7 @@ impl NumBounds {
                 };
                 // A zero is written unsigned: `-0` counts as an integer 0 on one path and as
                 // the float -0.0 on another, and readers order both alike.
-                bounds.map(|(min, max)| ColumnStats::Float {
-                    min: min + 0.0,
-                    max: max + 0.0,
-                })
+                bounds.map(|(min, max)| ColumnStats::float(min, max))
             }
             _ => None,
         }

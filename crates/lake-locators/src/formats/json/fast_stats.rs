@@ -16,8 +16,6 @@ pub(super) struct Bounds {
     int: Option<(i64, i64)>,
     /// Numbers as `f64` (a Float64 column).
     float: Option<(f64, f64)>,
-    /// A number read as `-0.0` (whose order against `0.0` is not decided here).
-    neg_zero: bool,
     /// Strings, decoded (a Utf8 column).
     text: Option<TextBounds>,
     /// A number or boolean (a Utf8 column then holds their text: left to the reference).
@@ -33,7 +31,6 @@ impl Bounds {
             }
             Number::Float(f) => f,
         };
-        self.neg_zero |= f == 0.0 && f.is_sign_negative();
         self.float = Some(self.float.map_or((f, f), |(l, h)| (l.min(f), h.max(f))));
         self.other = true;
     }
@@ -110,8 +107,7 @@ impl Inferrer {
             let s = match f.data_type() {
                 DataType::Int64 => b.int.map(|(min, max)| ColumnStats::Int { min, max }),
                 DataType::Float64 => match b.float {
-                    Some((lo, hi)) if b.neg_zero && (lo == 0.0 || hi == 0.0) => return None,
-                    Some((min, max)) => Some(ColumnStats::Float { min, max }),
+                    Some((min, max)) => Some(ColumnStats::float(min, max)),
                     None => None,
                 },
                 DataType::Utf8 if b.other => return None,

@@ -490,6 +490,7 @@ pub(crate) fn walked_stats(
                     *max = (*max).max(hi);
                 }
                 (ColumnStats::Float { min, max }, ColumnStats::Float { min: lo, max: hi }) => {
+                    // Zeros are unsigned already (`ColumnStats::float`).
                     *min = min.min(lo);
                     *max = max.max(hi);
                 }

@@ -498,12 +498,14 @@ fn footer_stats(
             }
             (Statistics::Double(v), DataType::Float64) => {
                 let (min, max) = (*v.min_opt()?, *v.max_opt()?);
-                // Writers replace a zero bound by -0.0/+0.0 and may keep NaN, so such bounds
-                // do not tell the exact value; the data decides then.
-                if min.is_nan() || max.is_nan() || min == 0.0 || max == 0.0 {
+                // Writers may keep a NaN bound, which does not tell the exact value: the data
+                // decides then. A zero bound (writers store `-0.0` for a minimum and `0.0` for
+                // a maximum whatever zero the data holds) is exact, as stats write zeros
+                // unsigned (`ColumnStats::float`).
+                if min.is_nan() || max.is_nan() {
                     return None;
                 }
-                ColumnStats::Float { min, max }
+                ColumnStats::float(min, max)
             }
             (Statistics::ByteArray(v), DataType::Utf8) => {
                 // Byte-array bounds may be truncated; only bounds marked exact are used.
@@ -528,10 +530,7 @@ fn footer_stats(
                 }
             }
             (Some(ColumnStats::Float { min, max }), ColumnStats::Float { min: a, max: b }) => {
-                ColumnStats::Float {
-                    min: min.min(a),
-                    max: max.max(b),
-                }
+                ColumnStats::float(min.min(a), max.max(b))
             }
             (
                 Some(ColumnStats::Str { min_str, max_str }),
