@@ -106,10 +106,7 @@ impl Inferrer {
             };
             let s = match f.data_type() {
                 DataType::Int64 => b.int.map(|(min, max)| ColumnStats::Int { min, max }),
-                DataType::Float64 => match b.float {
-                    Some((min, max)) => Some(ColumnStats::float(min, max)),
-                    None => None,
-                },
+                DataType::Float64 => b.float.map(|(min, max)| ColumnStats::float(min, max)),
                 DataType::Utf8 if b.other => return None,
                 DataType::Utf8 => match &b.text {
                     Some(t) => {
