@@ -60,21 +60,9 @@ fn stats_mismatches(
 /// Prints whether indexing a Parquet file with statistics read any data page, i.e. whether
 /// the footer statistics were complete and exact (informational: both ways are correct).
 fn report_parquet_stats_source(rel: &str, path: &Path, index: &lake_locators::FileIndex) {
-    use lake_locators::trace::{ReadLog, TraceReader};
-    let data_end = index
-        .blocks
-        .iter()
-        .flat_map(|b| b.columns.iter().flatten())
-        .map(|c| c.first_byte + c.compressed_size)
-        .max()
-        .unwrap_or(0);
-    let log = ReadLog::default();
-    let reader = TraceReader::new(std::fs::File::open(path).unwrap(), log.clone()).unwrap();
-    lake_locators::parquet::ParquetLocator
-        .index_reader(path, reader, &IndexOptions::default())
-        .unwrap();
-    let data: u64 = log
-        .ranges()
+    let data_end = common::parquet_data_end(index);
+    let (_, ranges) = common::parquet_traced_index(path);
+    let data: u64 = ranges
         .iter()
         .filter(|r| r.start < data_end)
         .map(|r| r.end - r.start)

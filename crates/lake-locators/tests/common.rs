@@ -144,3 +144,27 @@ pub(crate) fn malformed(err: Error) -> (Option<u64>, Option<u64>, String) {
 pub(crate) fn names(fields: &arrow_schema::Fields) -> Vec<&str> {
     fields.iter().map(|f| f.name().as_str()).collect()
 }
+
+/// Where the column chunks of an indexed Parquet file end: reads from there on are footer
+/// reads, before it data pages.
+pub(crate) fn parquet_data_end(index: &FileIndex) -> u64 {
+    index
+        .blocks
+        .iter()
+        .flat_map(|b| b.columns.iter().flatten())
+        .map(|c| c.first_byte + c.compressed_size)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Indexes the Parquet file at `path` (default options) through a read trace: the index and
+/// the byte ranges it read.
+pub(crate) fn parquet_traced_index(path: &Path) -> (FileIndex, Vec<std::ops::Range<u64>>) {
+    use lake_locators::trace::{ReadLog, TraceReader};
+    let log = ReadLog::default();
+    let reader = TraceReader::new(std::fs::File::open(path).unwrap(), log.clone()).unwrap();
+    let index = lake_locators::parquet::ParquetLocator
+        .index_reader(path, reader, &IndexOptions::default())
+        .unwrap();
+    (index, log.ranges())
+}

@@ -112,22 +112,11 @@ fn indexing_reads_only_the_footer_and_reads_skip_earlier_groups() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "t.parquet", 4, EnabledStatistics::Page);
     let idx = index(&path);
-    let data_end = idx
-        .blocks
-        .iter()
-        .flat_map(|b| b.columns.iter().flatten())
-        .map(|c| c.first_byte + c.compressed_size)
-        .max()
-        .unwrap();
+    let data_end = common::parquet_data_end(&idx);
 
-    let log = ReadLog::default();
-    let reader = TraceReader::new(File::open(&path).unwrap(), log.clone()).unwrap();
     // Footer statistics of all three columns are exact here, so no data page is needed.
-    let traced = ParquetLocator
-        .index_reader(&path, reader, &IndexOptions::default())
-        .unwrap();
+    let (traced, ranges) = common::parquet_traced_index(&path);
     assert_eq!(traced.blocks, idx.blocks);
-    let ranges = log.ranges();
     assert!(!ranges.is_empty());
     for r in &ranges {
         assert!(
@@ -136,7 +125,7 @@ fn indexing_reads_only_the_footer_and_reads_skip_earlier_groups() {
         );
     }
 
-    log.clear();
+    let log = ReadLog::default();
     let reader = TraceReader::new(File::open(&path).unwrap(), log.clone()).unwrap();
     let request = ReadRequest {
         rows: 2100..2110,
@@ -226,6 +215,33 @@ fn stats_from_footer_equal_stats_from_data() {
     assert!(none.stats.is_none());
 }
 
+/// Writes the Float64 column `x` of `values` in row groups of two rows, with `stats`.
+fn write_floats(dir: &Path, name: &str, values: &[f64], stats: EnabledStatistics) -> PathBuf {
+    let path = dir.join(name);
+    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Float64, false)]));
+    let b = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(Float64Array::from(values.to_vec()))],
+    )
+    .unwrap();
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(2))
+        .set_statistics_enabled(stats)
+        .build();
+    let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema, Some(props)).unwrap();
+    w.write(&b).unwrap();
+    w.close().unwrap();
+    path
+}
+
+/// The Float64 bounds of `x`, as bits.
+fn float_bits(idx: &FileIndex) -> (u64, u64) {
+    match idx.stats.as_ref().and_then(|s| s.get("x")) {
+        Some(ColumnStats::Float { min, max }) => (min.to_bits(), max.to_bits()),
+        other => panic!("no float stats for x: {other:?}"),
+    }
+}
+
 /// Zero bounds: writers store a zero minimum as `-0.0` and a zero maximum as `0.0` whatever
 /// zero the data holds, and stats write zeros unsigned, so the footer's zero bounds are
 /// exact. They come from the footer alone (no data page read) and equal the bounds the
@@ -235,83 +251,33 @@ fn zero_float_bounds_come_from_the_footer() {
     let dir = tempfile::tempdir().unwrap();
     // Row groups of two rows: a +0.0 minimum, a -0.0 minimum, a -0.0 maximum.
     let x = [0.0, 1.5, -0.0, 2.0, -3.0, -0.0];
-    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Float64, false)]));
-    let b = RecordBatch::try_new(
-        schema.clone(),
-        vec![Arc::new(Float64Array::from(x.to_vec()))],
-    )
-    .unwrap();
-    let mut files = Vec::new();
-    for (name, stats) in [
-        ("z.parquet", EnabledStatistics::Chunk),
-        ("zn.parquet", EnabledStatistics::None),
-    ] {
-        let path = dir.path().join(name);
-        let props = WriterProperties::builder()
-            .set_max_row_group_row_count(Some(2))
-            .set_statistics_enabled(stats)
-            .build();
-        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema.clone(), Some(props))
-            .unwrap();
-        w.write(&b).unwrap();
-        w.close().unwrap();
-        files.push(path);
-    }
-    let log = ReadLog::default();
-    let reader = TraceReader::new(File::open(&files[0]).unwrap(), log.clone()).unwrap();
-    let from_footer = ParquetLocator
-        .index_reader(&files[0], reader, &IndexOptions::default())
-        .unwrap();
-    let data_end = from_footer
-        .blocks
-        .iter()
-        .flat_map(|b| b.columns.iter().flatten())
-        .map(|c| c.first_byte + c.compressed_size)
-        .max()
-        .unwrap();
-    for r in log.ranges() {
+    let with = write_floats(dir.path(), "z.parquet", &x, EnabledStatistics::Chunk);
+    let (from_footer, ranges) = common::parquet_traced_index(&with);
+    let data_end = common::parquet_data_end(&from_footer);
+    assert!(data_end > 0);
+    for r in ranges {
         assert!(
             r.start >= data_end,
             "indexing read {r:?}, data ends at {data_end}"
         );
     }
-    let from_data = index(&files[1]);
+    let from_data = index(&write_floats(
+        dir.path(),
+        "zn.parquet",
+        &x,
+        EnabledStatistics::None,
+    ));
     for idx in [&from_footer, &from_data] {
-        let Some(ColumnStats::Float { min, max }) = idx.stats.as_ref().unwrap().get("x").cloned()
-        else {
-            panic!("no float stats for x: {:?}", idx.stats);
-        };
-        assert_eq!(
-            (min.to_bits(), max.to_bits()),
-            ((-3.0f64).to_bits(), 2.0f64.to_bits())
-        );
+        assert_eq!(float_bits(idx), ((-3.0f64).to_bits(), 2.0f64.to_bits()));
     }
-    // Zeros as the bounds themselves: the first two row groups alone.
-    let zeros = RecordBatch::try_new(
-        schema.clone(),
-        vec![Arc::new(Float64Array::from(vec![0.0, -0.0, -0.0, 0.0]))],
-    )
-    .unwrap();
+    // Zeros as the bounds themselves: unsigned, from the footer and from the data alike.
+    let zeros = [0.0, -0.0, -0.0, 0.0];
     for (name, stats) in [
         ("zz.parquet", EnabledStatistics::Chunk),
         ("zzn.parquet", EnabledStatistics::None),
     ] {
-        let path = dir.path().join(name);
-        let props = WriterProperties::builder()
-            .set_max_row_group_row_count(Some(2))
-            .set_statistics_enabled(stats)
-            .build();
-        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema.clone(), Some(props))
-            .unwrap();
-        w.write(&zeros).unwrap();
-        w.close().unwrap();
-        let Some(ColumnStats::Float { min, max }) =
-            index(&path).stats.as_ref().unwrap().get("x").cloned()
-        else {
-            panic!("no float stats for x in {name}");
-        };
-        // Unsigned zeros, from the footer and from the data alike.
-        assert_eq!((min.to_bits(), max.to_bits()), (0, 0), "{name}");
+        let idx = index(&write_floats(dir.path(), name, &zeros, stats));
+        assert_eq!(float_bits(&idx), (0, 0), "{name}");
     }
 }
 
