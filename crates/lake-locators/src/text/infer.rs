@@ -602,21 +602,11 @@ impl ColumnInfer {
             // Numbers of a numeric column that stays numeric: their text bounds wait (see
             // `lazy_text_bounds`), and most values are folded as integer keys.
             Shape::Int | Shape::FloatInt | Shape::Float if self.lazy => {
-                let frac = if self.seen_float { KEY_FRAC } else { 0 };
+                let frac = self.key_frac();
                 let (lo, hi) = key_bounds(data, n, frac, &field, &mut |s, e| {
                     self.fitting_number(data, s, e)
                 });
-                if lo <= hi {
-                    self.deferred = true;
-                    if frac == 0 {
-                        self.int_bounds_add(key_int(lo), key_int(hi));
-                    } else {
-                        // Integers of a Float64 column join its float bounds here (exactly:
-                        // the final bounds are the same, see `stats`).
-                        self.float_bounds_add(key_float(lo, frac));
-                        self.float_bounds_add(key_float(hi, frac));
-                    }
-                }
+                self.take_keys(lo, hi, frac);
             }
             Shape::Int | Shape::FloatInt | Shape::Float => {
                 for r in 0..n {
@@ -637,6 +627,63 @@ impl ColumnInfer {
             }
             // Only empty fields fit a column without a value.
             Shape::Other => {}
+        }
+    }
+
+    /// [`ColumnInfer::observe_fitting`] of the delimited fields `ends[r * stride + col] + 1
+    /// .. ends[r * stride + col + 1]` of the `n` records of a run: a numeric column's keys
+    /// eight at a time where the CPU can ([`crate::text::keys`]).
+    pub(crate) fn observe_fitting_strided(
+        &mut self,
+        data: &[u8],
+        n: usize,
+        ends: &[usize],
+        stride: usize,
+        col: usize,
+    ) {
+        if self.track
+            && self.lazy
+            && matches!(self.shape(), Shape::Int | Shape::FloatInt | Shape::Float)
+        {
+            let frac = self.key_frac();
+            let keys = crate::text::keys::strided_key_bounds(
+                data,
+                ends,
+                stride,
+                col,
+                n,
+                frac,
+                &mut |s, e| self.fitting_number(data, s, e),
+            );
+            if let Some((lo, hi)) = keys {
+                self.take_keys(lo, hi, frac);
+                return;
+            }
+        }
+        self.observe_fitting::<false>(data, n, |r| {
+            let i = r * stride + col;
+            (ends[i].wrapping_add(1), ends[i + 1])
+        });
+    }
+
+    /// The fraction digits of the keys of this numeric column's values.
+    fn key_frac(&self) -> u32 {
+        if self.seen_float { KEY_FRAC } else { 0 }
+    }
+
+    /// Takes in the smallest and largest key (`frac` fraction digits) of fitting numbers, when
+    /// any had one (`lo <= hi`); their text bounds wait (see `lazy_text_bounds`).
+    fn take_keys(&mut self, lo: i64, hi: i64, frac: u32) {
+        if lo <= hi {
+            self.deferred = true;
+            if frac == 0 {
+                self.int_bounds_add(key_int(lo), key_int(hi));
+            } else {
+                // Integers of a Float64 column join its float bounds here (exactly: the
+                // final bounds are the same, see `stats`).
+                self.float_bounds_add(key_float(lo, frac));
+                self.float_bounds_add(key_float(hi, frac));
+            }
         }
     }
 

@@ -8,6 +8,7 @@ pub(crate) mod blocks;
 pub(crate) mod bounds;
 pub(crate) mod encoding;
 pub(crate) mod infer;
+pub(crate) mod keys;
 pub(crate) mod numbers;
 pub(crate) mod rowread;
 pub(crate) mod rowshape;

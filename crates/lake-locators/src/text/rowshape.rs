@@ -551,10 +551,7 @@ impl<'a> RunValues<'a> {
                             (ends[i].wrapping_add(1 + usize::from(cr)), ends[i + 1])
                         });
                     } else {
-                        col.observe_fitting::<false>(data, nrec, |r| {
-                            let i = r * ncols + c;
-                            (ends[i].wrapping_add(1), ends[i + 1])
-                        });
+                        col.observe_fitting_strided(data, nrec, ends, ncols, c);
                     }
                 }
                 // The line feed that ends the last record folded.
