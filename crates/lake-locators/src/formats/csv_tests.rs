@@ -83,6 +83,11 @@ fn window_path_equals_the_portable_path() {
         "-0.0",
         "0.00000000000000000000000000000000000000000000000000000000001",
     ];
+    // Booleans, and once in a while a word that turns the column Utf8 (their text bounds,
+    // left out while it is boolean, are read again then).
+    const BOOLS: &[&str] = &[
+        "true", "FALSE", "True", "false", "", "TRUE", "fAlSe", "true", "false", "x",
+    ];
     let mut rng = crate::testutil::XorShift(0x0123_4567_89ab_cdef);
     let mut next = move |n: usize| rng.below(n);
     for case in 0..crate::testutil::stress_cases(200) {
@@ -96,9 +101,14 @@ fn window_path_equals_the_portable_path() {
         for _ in 0..rows {
             // Columns of integers only and of numbers only keep a number type.
             let fields: Vec<&str> = (0..ncols)
-                .map(|c| match (c + case) % 3 {
+                .map(|c| match (c + case) % 4 {
                     0 => INTS[next(INTS.len())],
                     1 => NUMBERS[next(NUMBERS.len())],
+                    // The turning word about once in 150 values.
+                    2 => {
+                        let turning = usize::from(next(15) == 0);
+                        BOOLS[next(BOOLS.len() - 1 + turning)]
+                    }
                     _ => FIELDS[next(FIELDS.len())],
                 })
                 .collect();

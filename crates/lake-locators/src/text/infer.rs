@@ -268,7 +268,8 @@ impl ColumnInfer {
     pub(crate) fn boolean(&mut self, text: &[u8]) {
         self.seen_bool = true;
         if self.track {
-            self.text_bounds(text);
+            // Like a number's: needed only if the column ends up Utf8.
+            self.number_text_bounds(text, prefix_key(text));
         }
     }
 
@@ -301,8 +302,8 @@ impl ColumnInfer {
         });
     }
 
-    /// The text bounds of a number: needed only if the column ends up Utf8, so a lazy
-    /// column that is still numeric leaves them out and remembers it.
+    /// The text bounds of a number or boolean: needed only if the column ends up Utf8, so a
+    /// lazy column that is still numeric or boolean leaves them out and remembers it.
     #[inline(always)]
     fn number_text_bounds(&mut self, text: &[u8], key: u64) {
         if self.lazy && !self.is_text() {
@@ -616,7 +617,10 @@ impl ColumnInfer {
                     }
                 }
             }
-            // Unquoted booleans (the delimited runs read no quoted one; JSON runs none at all).
+            // Unquoted booleans (the delimited runs read no quoted one; JSON runs none at all):
+            // their text bounds wait in a lazy column, as numbers' do.
+            // (Left out for empty fields too: a rescan that finds nothing costs only time.)
+            Shape::Bool if self.lazy => self.deferred |= n > 0,
             Shape::Bool => {
                 for r in 0..n {
                     let (s, e) = field(r);

@@ -48,6 +48,36 @@ fn text_bounds_of_a_number_in_the_turning_line() {
     );
 }
 
+/// A column of booleans that turns Utf8 several blocks on: the booleans' text bounds, left
+/// out while it was boolean, are read again.
+#[test]
+fn text_bounds_of_booleans_before_the_turn() {
+    let mut text = String::new();
+    for i in 0..40 {
+        text.push_str(if i % 3 == 0 {
+            "{\"a\":false}\n"
+        } else {
+            "{\"a\":true}\n"
+        });
+    }
+    text.push_str("{\"a\":\"m\"}\n");
+    for stride in [1, 7, 1000] {
+        let options = IndexOptions {
+            stride,
+            stats: StatsColumns::All,
+        };
+        let index = index_bytes(Path::new("t.ndjson"), text.as_bytes(), &options).unwrap();
+        assert_eq!(
+            index.stats.unwrap()["a"],
+            crate::locator::ColumnStats::Str {
+                min_str: "false".into(),
+                max_str: "true".into()
+            },
+            "stride {stride}"
+        );
+    }
+}
+
 /// A line break inside a string splits the row (JSON strings hold no raw line breaks):
 /// every path reports the broken line, even with the window and template fast paths.
 #[test]
