@@ -141,12 +141,17 @@ mod avx512 {
             };
             let neg = readable & _mm512_cmpeq_epi64_mask(_mm512_and_si512(w0, byte), minus);
             let body = _mm512_mask_add_epi64(s, neg, s, ones);
-            // Lanes past a minus read again one byte on, when that word is inside too.
-            let readable = readable & !(neg & !_mm512_cmple_epi64_mask(body, word_limit));
-            let neg = neg & readable;
-            // SAFETY: as above, for the lanes after a minus that are still readable.
-            let w = unsafe { _mm512_mask_i64gather_epi64::<1>(w0, neg, body, data_ptr) };
             let len = _mm512_sub_epi64(e, body);
+            // After a minus the word moves down a byte; its top byte, past the word read, is
+            // zero, so eight bytes after a minus take the scalar function (which reads a
+            // word at `s + 1`), as do lanes whose word at `s + 1` would leave the data
+            // (where the scalar function has no key).
+            let readable = readable
+                & !(neg
+                    & (_mm512_cmpeq_epi64_mask(len, eight)
+                        | !_mm512_cmple_epi64_mask(body, word_limit)));
+            let neg = neg & readable;
+            let w = _mm512_mask_srli_epi64::<8>(w0, neg, w0);
             // 1 ..= 8 bytes after the sign.
             let sized = _mm512_cmple_epu64_mask(_mm512_sub_epi64(len, ones), _mm512_set1_epi64(7));
             // The first `.` byte of the word: 8 when there is none.
