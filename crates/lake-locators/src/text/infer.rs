@@ -15,6 +15,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use crate::locator::{ColumnStats, Stats, StatsColumns, repeated_names};
 pub(crate) use crate::text::bounds::{NumBounds, max_f64, min_f64};
 use crate::text::bounds::{TextBounds, prefix_key};
+use crate::text::keys::Strided;
 use crate::text::numbers::{
     KEY_FRAC, NumberKind, decimal_parts_at, dot_in, has_quote, int_value_at, is_bool, is_i64_text,
     is_number, key_float, key_int, masked_number, number_key, number_kind, parse_i64, word_at,
@@ -634,40 +635,23 @@ impl ColumnInfer {
         }
     }
 
-    /// [`ColumnInfer::observe_fitting`] of the delimited fields `ends[r * stride + col] + 1
-    /// .. ends[r * stride + col + 1]` of the `n` records of a run: a numeric column's keys
-    /// eight at a time where the CPU can ([`crate::text::keys`]).
-    pub(crate) fn observe_fitting_strided(
-        &mut self,
-        data: &[u8],
-        n: usize,
-        ends: &[usize],
-        stride: usize,
-        col: usize,
-    ) {
+    /// [`ColumnInfer::observe_fitting`] of the delimited fields `f` of a run: a numeric
+    /// column's keys eight at a time where the CPU can ([`crate::text::keys`]).
+    pub(crate) fn observe_fitting_strided(&mut self, data: &[u8], f: Strided<'_>) {
         if self.track
             && self.lazy
             && matches!(self.shape(), Shape::Int | Shape::FloatInt | Shape::Float)
         {
             let frac = self.key_frac();
-            let keys = crate::text::keys::strided_key_bounds(
-                data,
-                ends,
-                stride,
-                col,
-                n,
-                frac,
-                &mut |s, e| self.fitting_number(data, s, e),
-            );
+            let keys = crate::text::keys::strided_key_bounds(data, f, frac, &mut |s, e| {
+                self.fitting_number(data, s, e)
+            });
             if let Some((lo, hi)) = keys {
                 self.take_keys(lo, hi, frac);
                 return;
             }
         }
-        self.observe_fitting::<false>(data, n, |r| {
-            let i = r * stride + col;
-            (ends[i].wrapping_add(1), ends[i + 1])
-        });
+        self.observe_fitting::<false>(data, f.n, |r| f.field(r));
     }
 
     /// The fraction digits of the keys of this numeric column's values.

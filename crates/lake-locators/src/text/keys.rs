@@ -1,6 +1,6 @@
 //! [`number_key`] bounds of a delimited column's values eight at a time (AVX-512): the values
-//! of a run's column are fields `ends[r * stride + col] + 1 .. ends[r * stride + col + 1]`,
-//! and a wide CSV spends about a third of its statistics on their keys one by one.
+//! of a run's column are fields between flattened value ends ([`Strided`]), and a wide CSV
+//! spent about a third of its statistics on their keys one by one.
 //!
 //! Each lane computes exactly what [`number_key`] computes for its field; a lane whose word
 //! cannot be read whole (the last bytes of the data) takes the scalar function, and a value
@@ -10,32 +10,51 @@
 
 use crate::text::numbers::number_key;
 
-/// The smallest and largest [`number_key`] (with `frac` fraction digits) of the `n` fields
-/// `ends[r * stride + col] + 1 .. ends[r * stride + col + 1]` (empty ones left out), a field
-/// without a key passed to `slow`; `(i64::MAX, i64::MIN)` when no field has a key. `None`
-/// when this CPU has no AVX-512 (or `ends` is too short): the caller folds one by one.
+/// The fields of one column of a run of delimited records: field `r` (of `n`) is
+/// `ends[r * stride + col] + 1 .. ends[r * stride + col + 1]` (the flattened value ends,
+/// `ends[0]` the end before the first record, wrapping for a run at the data's start).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Strided<'a> {
+    pub(crate) ends: &'a [usize],
+    /// Values per record.
+    pub(crate) stride: usize,
+    pub(crate) col: usize,
+    /// Records.
+    pub(crate) n: usize,
+}
+
+impl Strided<'_> {
+    /// Field `r`'s start and end.
+    #[inline(always)]
+    pub(crate) fn field(&self, r: usize) -> (usize, usize) {
+        let i = r * self.stride + self.col;
+        (self.ends[i].wrapping_add(1), self.ends[i + 1])
+    }
+}
+
+/// The smallest and largest [`number_key`] (with `frac` fraction digits) of the fields of
+/// `f` (empty ones left out), a field without a key passed to `slow`; `(i64::MAX, i64::MIN)`
+/// when no field has a key. `None` when the AVX-512 loop is not the one in use (or `f` does
+/// not fit its `ends`): the caller folds one by one.
 pub(crate) fn strided_key_bounds(
     data: &[u8],
-    ends: &[usize],
-    stride: usize,
-    col: usize,
-    n: usize,
+    f: Strided<'_>,
     frac: u32,
     slow: &mut impl FnMut(usize, usize),
 ) -> Option<(i64, i64)> {
     // The last field's end must be in `ends`; indices must fit the gathers' i64 lanes.
-    let last = n
-        .checked_sub(1)?
-        .checked_mul(stride)?
-        .checked_add(col)?
-        .checked_add(1)?;
-    if last >= ends.len() || i64::try_from(ends.len()).is_err() || col >= stride {
+    let last =
+        f.n.checked_sub(1)?
+            .checked_mul(f.stride)?
+            .checked_add(f.col)?
+            .checked_add(1)?;
+    if last >= f.ends.len() || i64::try_from(f.ends.len()).is_err() || f.col >= f.stride {
         return None;
     }
     #[cfg(target_arch = "x86_64")]
     if avx512_keys_available() {
         // SAFETY: the CPU has the features, checked above; the indices were checked above.
-        return Some(unsafe { avx512::bounds(data, ends, stride, col, n, frac, slow) });
+        return Some(unsafe { avx512::bounds(data, f, frac, slow) });
     }
     let _ = (data, frac, slow);
     None
@@ -74,23 +93,26 @@ fn one(
 mod avx512 {
     use std::arch::x86_64::*;
 
-    use super::one;
+    use super::{Strided, one};
 
     /// [`super::strided_key_bounds`] on AVX-512.
     ///
     /// # Safety
-    /// The CPU must have AVX-512F, BW and CD; `(n - 1) * stride + col + 1 < ends.len()`, and
-    /// `ends.len()` fits an `i64`.
+    /// The CPU must have AVX-512F, BW and CD; `(f.n - 1) * f.stride + f.col + 1 <
+    /// f.ends.len()`, and `f.ends.len()` fits an `i64`.
     #[target_feature(enable = "avx512f,avx512bw,avx512cd")]
     pub(super) unsafe fn bounds(
         data: &[u8],
-        ends: &[usize],
-        stride: usize,
-        col: usize,
-        n: usize,
+        f: Strided<'_>,
         frac: u32,
         slow: &mut impl FnMut(usize, usize),
     ) -> (i64, i64) {
+        let Strided {
+            ends,
+            stride,
+            col,
+            n,
+        } = f;
         let mut scalar = (i64::MAX, i64::MIN);
         let mut lo = _mm512_set1_epi64(i64::MAX);
         let mut hi = _mm512_set1_epi64(i64::MIN);
@@ -229,17 +251,9 @@ mod avx512 {
                 }
             }
         }
-        let stride = stride as usize;
         for r in groups * 8..n {
-            let i = r * stride + col;
-            one(
-                data,
-                ends[i].wrapping_add(1),
-                ends[i + 1],
-                frac,
-                &mut scalar,
-                slow,
-            );
+            let (s, e) = f.field(r);
+            one(data, s, e, frac, &mut scalar, slow);
         }
         let lo = _mm512_reduce_min_epi64(lo).min(scalar.0);
         let hi = _mm512_reduce_max_epi64(hi).max(scalar.1);
@@ -267,26 +281,12 @@ mod tests {
     use crate::testutil::XorShift;
 
     /// The scalar fold of the same fields, as `key_bounds` folds them.
-    fn scalar(
-        data: &[u8],
-        ends: &[usize],
-        stride: usize,
-        col: usize,
-        n: usize,
-        frac: u32,
-    ) -> ((i64, i64), Vec<(usize, usize)>) {
+    fn scalar(data: &[u8], f: Strided<'_>, frac: u32) -> ((i64, i64), Vec<(usize, usize)>) {
         let mut b = (i64::MAX, i64::MIN);
         let mut slowed = Vec::new();
-        for r in 0..n {
-            let i = r * stride + col;
-            one(
-                data,
-                ends[i].wrapping_add(1),
-                ends[i + 1],
-                frac,
-                &mut b,
-                &mut |s, e| slowed.push((s, e)),
-            );
+        for r in 0..f.n {
+            let (s, e) = f.field(r);
+            one(data, s, e, frac, &mut b, &mut |s, e| slowed.push((s, e)));
         }
         (b, slowed)
     }
@@ -350,12 +350,16 @@ mod tests {
                 text.pop();
             }
             let data = text.as_bytes();
+            let f = Strided {
+                ends: &ends,
+                stride,
+                col,
+                n: rows,
+            };
             for frac in [0, 3, crate::text::numbers::KEY_FRAC] {
-                let want = scalar(data, &ends, stride, col, rows, frac);
+                let want = scalar(data, f, frac);
                 let mut slowed = Vec::new();
-                let got = strided_key_bounds(data, &ends, stride, col, rows, frac, &mut |s, e| {
-                    slowed.push((s, e))
-                });
+                let got = strided_key_bounds(data, f, frac, &mut |s, e| slowed.push((s, e)));
                 match got {
                     Some(b) => assert_eq!((b, slowed), want, "{text:?} col {col} frac {frac}"),
                     None => assert!(

@@ -28,6 +28,7 @@
 use crate::simd::csv_class::{CR, DELIM, DOT, HIGH, MINUS, NEWLINE, NON_DIGIT, QUOTE};
 use crate::simd::{CSV, MaskCache, Window};
 use crate::text::infer::{ColumnInfer, Shape};
+use crate::text::keys::Strided;
 
 /// Indices of the column masks of [`ShapeMasks`].
 pub(crate) const OTHER: usize = 0;
@@ -551,7 +552,15 @@ impl<'a> RunValues<'a> {
                             (ends[i].wrapping_add(1 + usize::from(cr)), ends[i + 1])
                         });
                     } else {
-                        col.observe_fitting_strided(data, nrec, ends, ncols, c);
+                        col.observe_fitting_strided(
+                            data,
+                            Strided {
+                                ends,
+                                stride: ncols,
+                                col: c,
+                                n: nrec,
+                            },
+                        );
                     }
                 }
                 // The line feed that ends the last record folded.
