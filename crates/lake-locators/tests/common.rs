@@ -162,9 +162,16 @@ pub(crate) fn parquet_data_end(index: &FileIndex) -> u64 {
 pub(crate) fn parquet_traced_index(path: &Path) -> (FileIndex, Vec<std::ops::Range<u64>>) {
     use lake_locators::trace::{ReadLog, TraceReader};
     let log = ReadLog::default();
-    let reader = TraceReader::new(std::fs::File::open(path).unwrap(), log.clone()).unwrap();
-    let index = lake_locators::parquet::ParquetLocator
-        .index_reader(path, reader, &IndexOptions::default())
-        .unwrap();
-    (index, log.ranges())
+    let reader = match std::fs::File::open(path).and_then(|f| TraceReader::new(f, log.clone())) {
+        Ok(r) => r,
+        Err(e) => panic!("{}: cannot open for tracing: {e}", path.display()),
+    };
+    match lake_locators::parquet::ParquetLocator.index_reader(
+        path,
+        reader,
+        &IndexOptions::default(),
+    ) {
+        Ok(index) => (index, log.ranges()),
+        Err(e) => panic!("{}: traced index failed: {e}", path.display()),
+    }
 }

@@ -219,18 +219,23 @@ fn stats_from_footer_equal_stats_from_data() {
 fn write_floats(dir: &Path, name: &str, values: &[f64], stats: EnabledStatistics) -> PathBuf {
     let path = dir.join(name);
     let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Float64, false)]));
-    let b = RecordBatch::try_new(
-        schema.clone(),
-        vec![Arc::new(Float64Array::from(values.to_vec()))],
-    )
-    .unwrap();
     let props = WriterProperties::builder()
         .set_max_row_group_row_count(Some(2))
         .set_statistics_enabled(stats)
         .build();
-    let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema, Some(props)).unwrap();
-    w.write(&b).unwrap();
-    w.close().unwrap();
+    let written = (|| -> Result<(), Box<dyn std::error::Error>> {
+        let b = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Float64Array::from(values.to_vec()))],
+        )?;
+        let mut w = ArrowWriter::try_new(File::create(&path)?, schema, Some(props))?;
+        w.write(&b)?;
+        w.close()?;
+        Ok(())
+    })();
+    if let Err(e) = written {
+        panic!("{}: cannot write the test file: {e}", path.display());
+    }
     path
 }
 
@@ -248,7 +253,10 @@ fn float_bits(idx: &FileIndex) -> (u64, u64) {
 /// data gives.
 #[test]
 fn zero_float_bounds_come_from_the_footer() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("no temporary directory: {e}"),
+    };
     // Row groups of two rows: a +0.0 minimum, a -0.0 minimum, a -0.0 maximum.
     let x = [0.0, 1.5, -0.0, 2.0, -3.0, -0.0];
     let with = write_floats(dir.path(), "z.parquet", &x, EnabledStatistics::Chunk);
