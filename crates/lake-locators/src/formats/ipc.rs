@@ -312,10 +312,10 @@ fn batch_rows(
     if blocks.len() > 1
         && let Ok(map) = FileBytes::open(path)
     {
-        for b in blocks {
+        map.prefetch_ranges(blocks.iter().map(|b| {
             let at = usize::try_from(b.offset).unwrap_or(usize::MAX);
-            map.prefetch(at..at.saturating_add(b.meta_len as usize));
-        }
+            at..at.saturating_add(b.meta_len as usize)
+        }));
     }
     let mut out = Vec::with_capacity(blocks.len());
     let mut first_row = 0u64;

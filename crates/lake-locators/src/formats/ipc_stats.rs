@@ -4,6 +4,7 @@
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use arrow_array::RecordBatch;
 use arrow_ipc::reader::FileDecoder;
@@ -13,7 +14,7 @@ use super::{FILE_FORMAT, Footer, FooterBlock, Src, check_block, lib};
 use crate::error::{Error, Result};
 use crate::locator::{Stats, StatsColumns};
 use crate::stats::StatsBuilder;
-use crate::text::scan::FileBytes;
+use crate::text::scan::{FileBytes, Prefetcher};
 
 /// The statistics of the columns of `footer`'s file (`file`, `len` bytes at `path`) that
 /// `wanted` asks for and that have statistics (Int64, Float64, Utf8, LargeUtf8).
@@ -68,22 +69,37 @@ pub(super) fn file_stats(
     // keeps them), so the resident set stays one run whatever the file's size. Batch by batch,
     // 2,560 batches of 37 KB spent over half their time in the kernel: page faults, and a TLB
     // shootdown per dropped batch.
-    for run in stats_runs(&footer.blocks) {
-        map.populate(run.span.clone());
-        for b in &footer.blocks[run.blocks.clone()] {
-            check_block(path, Src::Mapped(&map[..]), len, b)?;
+    let runs = stats_runs(&footer.blocks);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| -> Result<()> {
+        // The disk reads the next runs while this thread decodes one (from a cold cache each
+        // run otherwise waited for its pages, readahead window by window: 0.9-1.1 s for the
+        // 895 MB file that takes 0.48 s warm).
+        let ahead = Prefetcher::start(scope, &map, &stop);
+        for r in runs.iter().take(RUNS_AHEAD) {
+            ahead.ask(r.span.clone());
         }
-        for b in &footer.blocks[run.blocks] {
-            let (block, data) = message(b);
-            let batch = decoder
-                .read_record_batch(&block, &data)
-                .map_err(|e| lib(path, FILE_FORMAT, e))?;
-            if let Some(batch) = batch {
-                builder.update(&batch);
+        for (k, run) in runs.iter().enumerate() {
+            if let Some(next) = runs.get(k + RUNS_AHEAD) {
+                ahead.ask(next.span.clone());
             }
+            map.populate(run.span.clone());
+            for b in &footer.blocks[run.blocks.clone()] {
+                check_block(path, Src::Mapped(&map[..]), len, b)?;
+            }
+            for b in &footer.blocks[run.blocks.clone()] {
+                let (block, data) = message(b);
+                let batch = decoder
+                    .read_record_batch(&block, &data)
+                    .map_err(|e| lib(path, FILE_FORMAT, e))?;
+                if let Some(batch) = batch {
+                    builder.update(&batch);
+                }
+            }
+            map.release(run.span.clone());
         }
-        map.release(run.span);
-    }
+        Ok(())
+    })?;
     Ok(builder.finish())
 }
 
@@ -99,6 +115,9 @@ pub(super) fn data_stats(
     }
     Ok(builder.finish())
 }
+
+/// Runs asked of the disk ahead of the one decoded (32 MiB).
+const RUNS_AHEAD: usize = 4;
 
 /// Bytes of record batches whose pages the statistics pass maps and drops at once (8 MiB):
 /// few kernel calls, and a resident set bounded whatever the file's size.

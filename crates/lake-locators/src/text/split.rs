@@ -26,12 +26,13 @@
 //! O(threads × chunk) whatever the file's size.
 
 use std::ops::Range;
+use std::sync::atomic::AtomicBool;
 
 use memchr::{memchr, memchr2};
 use rayon::prelude::*;
 
 use crate::locator::Block;
-use crate::text::scan::{FileBytes, skip_empty_lines};
+use crate::text::scan::{FileBytes, Prefetcher, skip_empty_lines};
 
 /// Files below this size are indexed by one thread (lake-map already runs files in parallel;
 /// a split of a small file costs more than it saves).
@@ -133,18 +134,22 @@ pub(crate) fn prefetch_bounds(file: &FileBytes, bounds: &[usize]) {
 pub(crate) fn quote_parities(file: &FileBytes, bounds: &[usize]) -> Vec<bool> {
     let data: &[u8] = file;
     let cuts: Vec<usize> = bounds.iter().map(|&b| b.saturating_sub(1)).collect();
-    // Every byte is read here: the disk reads ahead of the threads (cold cache).
-    file.prefetch(0..data.len());
-    let counts: Vec<usize> = (1..cuts.len())
-        .into_par_iter()
-        .map(|k| {
-            let r = cuts[k - 1]..cuts[k];
-            file.populate(r.clone());
-            let n = count_byte(&data[r.clone()], b'"');
-            file.release(r);
-            n
-        })
-        .collect();
+    let stop = AtomicBool::new(false);
+    let counts: Vec<usize> = std::thread::scope(|scope| {
+        // Every byte is read here: the disk reads ahead of the threads (cold cache).
+        let ahead = Prefetcher::start(scope, file, &stop);
+        ahead.ask(0..data.len());
+        (1..cuts.len())
+            .into_par_iter()
+            .map(|k| {
+                let r = cuts[k - 1]..cuts[k];
+                file.populate(r.clone());
+                let n = count_byte(&data[r.clone()], b'"');
+                file.release(r);
+                n
+            })
+            .collect()
+    });
     let mut out = Vec::with_capacity(bounds.len());
     out.push(false);
     for c in counts {
@@ -275,6 +280,23 @@ pub(crate) fn scan_waves<T: RangePart>(
     threads: usize,
     scan: impl Fn(usize, Range<usize>) -> Option<T> + Sync,
     place: impl Fn(&mut T, u64) -> bool + Sync,
+    join: impl FnMut(T) -> bool,
+) -> bool {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let ahead = Prefetcher::start(scope, file, &stop);
+        scan_waves_ahead(file, ranges, threads, &ahead, scan, place, join)
+    })
+}
+
+/// [`scan_waves`] with the read-ahead of its ranges asked of `ahead`.
+fn scan_waves_ahead<T: RangePart>(
+    file: &FileBytes,
+    ranges: &[Range<usize>],
+    threads: usize,
+    ahead: &Prefetcher<'_>,
+    scan: impl Fn(usize, Range<usize>) -> Option<T> + Sync,
+    place: impl Fn(&mut T, u64) -> bool + Sync,
     mut join: impl FnMut(T) -> bool,
 ) -> bool {
     let wave = (threads * WAVE_PER_THREAD).max(1);
@@ -286,8 +308,8 @@ pub(crate) fn scan_waves<T: RangePart>(
         // Also this wave at the start, so that every thread's first range is queued at once.
         let waves = if w == 0 { w..w + 2 } else { w + 1..w + 2 };
         for next in ranges.chunks(wave).skip(waves.start).take(waves.len()) {
-            if let (Some(first), Some(last)) = (next.first(), next.last()) {
-                file.prefetch(first.start..last.end);
+            for r in next {
+                ahead.ask(r.clone());
             }
         }
         let scanned: Option<Vec<T>> = group
