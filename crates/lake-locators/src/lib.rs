@@ -54,3 +54,4 @@ pub use locator::{
     IndexOptions, Locator, PageLocation, ReadRequest, RowsCost, RowsRequest, Stats, StatsColumns,
 };
 pub use text::scan::prefetch_file;
+pub use text::split::reads_ahead_itself;

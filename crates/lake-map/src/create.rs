@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use lake_locators::IndexOptions;
@@ -182,11 +182,25 @@ pub fn create_map_with(root: &Path, options: &CreateOptions) -> Result<CreateRep
     })
 }
 
-/// Bytes of the files read whole that [`index_files`] asks the OS to read ahead, at most.
-const PREFETCH_BUDGET: u64 = 256 << 20;
+/// Bytes of the files read whole that [`index_files`] keeps asked of the OS ahead of the
+/// files the workers have started, at most.
+const PREFETCH_AHEAD: u64 = 256 << 20;
 
 /// A lake of one file read whole smaller than this is not read ahead (its own scan asks).
 const PREFETCH_MIN: u64 = 16 << 20;
+
+/// How long the read-ahead thread of [`index_files`] waits before it looks again whether
+/// the workers have come close enough to the next file.
+const PREFETCH_POLL: Duration = Duration::from_millis(2);
+
+/// Sets its flag when dropped.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
 
 /// Indexes the discovered files `todo` (indices into `files`) in parallel with
 /// [`index_file`] and returns each one's result with its index, in index order. `progress`
@@ -207,34 +221,59 @@ pub(crate) fn index_files(
     // is dominated by its few large files, and a large file started last would leave the
     // other cores idle while it finishes (longest-processing-time-first scheduling).
     todo.sort_by_key(|&i| std::cmp::Reverse(files[i].size_bytes));
-    // Files read whole are asked of the OS in that order up to a budget, from a thread of
-    // its own (the requests may wait for the disk's queue): the disk reads the next files
-    // while the cores scan the first ones, instead of each scan waiting for its pages.
-    let mut budget = PREFETCH_BUDGET;
-    let ahead: Vec<(std::path::PathBuf, u64)> = todo
+    // Files read whole are asked of the OS in that order from a thread of its own (the
+    // requests may wait for the disk's queue), each once the workers have started files up
+    // to [`PREFETCH_AHEAD`] bytes before it: the disk reads the next files while the cores
+    // scan these, instead of each scan waiting for its pages, and the page cache is not
+    // filled far ahead of them. Files their locator reads in ranges ask for those itself.
+    let mut before = 0u64;
+    let ahead: Vec<(std::path::PathBuf, u64, u64)> = todo
         .iter()
         .map(|&i| &files[i])
-        .filter(|f| f.handler.locator.reads_whole_file())
-        .map_while(|f| {
-            budget = budget.checked_sub(f.size_bytes)?;
-            Some((root.join(&f.path), f.size_bytes))
+        .filter_map(|f| {
+            let at = before;
+            before += f.size_bytes;
+            let asked = f.handler.locator.reads_whole_file()
+                && !lake_locators::reads_ahead_itself(f.size_bytes);
+            asked.then(|| (root.join(&f.path), f.size_bytes, at))
         })
         .collect();
+    // Bytes of the files the workers have started, in `todo` order.
+    let started = AtomicU64::new(0);
+    let done = AtomicBool::new(false);
     let mut indexed: Vec<(usize, Result<MapEntry>)> = std::thread::scope(|scope| {
-        if ahead.len() > 1 || ahead.first().is_some_and(|(_, n)| *n > PREFETCH_MIN) {
-            scope.spawn(|| {
-                for (path, len) in &ahead {
-                    if is_cancelled(cancel) {
-                        break;
+        if ahead.len() > 1 || ahead.first().is_some_and(|(_, n, _)| *n > PREFETCH_MIN) {
+            let read_ahead = || {
+                for (path, len, at) in &ahead {
+                    while *at
+                        > started
+                            .load(Ordering::Relaxed)
+                            .saturating_add(PREFETCH_AHEAD)
+                    {
+                        if done.load(Ordering::Relaxed) || is_cancelled(cancel) {
+                            return;
+                        }
+                        std::thread::sleep(PREFETCH_POLL);
+                    }
+                    if done.load(Ordering::Relaxed) || is_cancelled(cancel) {
+                        return;
                     }
                     lake_locators::prefetch_file(path, *len);
                 }
-            });
+            };
+            // Only a hint: with no thread to be had, the files are read as they come.
+            let _ = std::thread::Builder::new()
+                .name("bazan-prefetch".into())
+                .spawn_scoped(scope, read_ahead);
         }
+        // Set when the workers are done, or unwind: the read-ahead thread then ends (the
+        // scope waits for it).
+        let _finished = SetOnDrop(&done);
         todo.into_iter()
             .par_bridge()
             .map(|i| {
                 let f = &files[i];
+                started.fetch_add(f.size_bytes, Ordering::Relaxed);
                 if is_cancelled(cancel) {
                     return (i, Err(Error::Interrupted));
                 }

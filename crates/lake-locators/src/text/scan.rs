@@ -144,9 +144,11 @@ impl Drop for Prefetcher<'_> {
 /// The longest range [`FileBytes::prepare_read`] reads alone (16 MiB).
 pub(crate) const READ_ALONE_BYTES: usize = 16 << 20;
 
-/// Asks the OS to read the first `len` bytes of the file at `path` into its page cache in the
-/// background (`MADV_WILLNEED` on Unix; nothing elsewhere), so that indexing it later finds
-/// them there instead of waiting for the disk. Errors are ignored: it is only a hint.
+/// Asks the OS to read the first `len` bytes of the file at `path` into its page cache
+/// (`MADV_WILLNEED` on Unix, in steps of the readahead window; nothing elsewhere), so that
+/// indexing it later finds them there instead of waiting for the disk. The requests may wait
+/// for the disk's queue: call it from a thread that does nothing else. Errors are ignored:
+/// it is only a hint.
 pub fn prefetch_file(path: &Path, len: u64) {
     if let Ok(file) = FileBytes::open(path) {
         let len = usize::try_from(len).unwrap_or(usize::MAX).min(file.len());

@@ -72,6 +72,13 @@ pub(crate) fn split_threads(len: u64) -> Option<usize> {
     Some(threads.max(1))
 }
 
+/// True when the locator of a row format reads a file of `len` bytes in ranges, asking the
+/// OS for each range's pages ahead of its scan itself (on the calling rayon pool): a caller
+/// reading many files ahead ([`crate::prefetch_file`]) leaves such a file to it.
+pub fn reads_ahead_itself(len: u64) -> bool {
+    split_threads(len).is_some()
+}
+
 /// The file `path` mapped, with the threads to index it with in ranges, or `None` when it
 /// is read whole by one thread ([`split_threads`]); the stride is checked first.
 pub(crate) fn open_split(
