@@ -74,6 +74,17 @@ fn ask_steps(
     }
 }
 
+/// The ranges of `ranges` that are not empty and lie inside `map`.
+#[cfg(unix)]
+fn within(
+    map: &memmap2::Mmap,
+    ranges: impl Iterator<Item = std::ops::Range<usize>>,
+) -> Vec<std::ops::Range<usize>> {
+    ranges
+        .filter(|r| r.start < r.end && r.end <= map.len())
+        .collect()
+}
+
 #[cfg(unix)]
 /// The requests of [`ask_steps`]: `range` cut into steps of [`WILLNEED_STEP`] bytes, in
 /// order, without those whose pages `resident` says are all in memory.
@@ -236,9 +247,7 @@ impl FileBytes {
     pub(crate) fn prefetch_ranges(&self, ranges: impl Iterator<Item = std::ops::Range<usize>>) {
         #[cfg(unix)]
         if let Some(map) = &self.map {
-            let ranges: Vec<_> = ranges
-                .filter(|r| r.start < r.end && r.end <= map.len())
-                .collect();
+            let ranges = within(map, ranges);
             let resident = Resident::of(map, &ranges);
             let never = AtomicBool::new(false);
             for r in ranges {
@@ -289,9 +298,7 @@ impl FileBytes {
     pub(crate) fn prepare_ranges(&self, ranges: impl Iterator<Item = std::ops::Range<usize>>) {
         #[cfg(unix)]
         if let Some(map) = &self.map {
-            let ranges: Vec<_> = ranges
-                .filter(|r| r.start < r.end && r.end <= map.len())
-                .collect();
+            let ranges = within(map, ranges);
             let total: usize = ranges.iter().map(|r| r.len()).sum();
             if total > READ_ALONE_BYTES {
                 ranges.into_iter().for_each(|r| self.prefetch(r));
