@@ -301,7 +301,12 @@ impl FileBytes {
             let ranges = within(map, ranges);
             let total: usize = ranges.iter().map(|r| r.len()).sum();
             if total > READ_ALONE_BYTES {
-                ranges.into_iter().for_each(|r| self.prefetch(r));
+                // One request per range starts the kernel's readahead there, which then
+                // keeps ahead of the faults of the sequential read (asking for every step of
+                // a read of gigabytes would wait for all of it to be queued first).
+                for r in ranges {
+                    let _ = map.advise_range(memmap2::Advice::WillNeed, r.start, r.len());
+                }
                 return;
             }
             let _ = map.advise(memmap2::Advice::Random);
