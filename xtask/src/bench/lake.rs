@@ -12,6 +12,8 @@
 //!   as for a lake read from disk: see `settle_page_cache`) and cold (one run each right after
 //!   the files were dropped from the cache); each peer's exact script is printed;
 //! - one big CSV indexed on 1 thread and on 2 threads (and DuckDB counting it on as many);
+//! - many files: the big CSV and NDJSON cut into 4 MiB parts, warm and cold, vs DuckDB
+//!   counting them through globs ([`super::lake_parts`]);
 //! - the peak RSS of `map create` (a child process each, from the kernel's `VmHWM`);
 //! - a 100-row slice deep in the big CSV and NDJSON vs DuckDB `LIMIT 100 OFFSET k`;
 //! - loading a 100,000-entry map, and 1M `locate_row` calls.
@@ -35,6 +37,7 @@ use lake_map::{
 };
 
 use super::lake_data;
+use super::lake_parts;
 use super::lake_peers::{self, Peer};
 use super::timing::best;
 
@@ -153,6 +156,79 @@ fn create(lake: &Path, stats: StatsColumns, threads: usize) -> anyhow::Result<u6
     on_threads(threads, || {
         Ok(create_map_with(lake, &options)?.map.total_rows())
     })
+}
+
+/// The many-files figure ([`lake_parts`]): `map create` of the parts of the big CSV and
+/// NDJSON, warm and cold, against DuckDB counting them through globs on as many threads.
+fn many_files(s: &Setup, duck: bool) -> anyhow::Result<()> {
+    let dir = s
+        .lake
+        .with_file_name(format!("{}-parts", file_name(&s.lake)));
+    let files = lake_parts::parts(&s.big_csv.0, &s.big_ndjson.0, &dir)?;
+    let rows = s.big_csv.1 + s.big_ndjson.1;
+    let bytes: u64 = files
+        .iter()
+        .map(|p| fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+        .sum();
+    println!();
+    println!(
+        "many files: {} parts of about {:.1} MB ({:.1} MB in all: {} and {} cut at record ends)",
+        files.len(),
+        lake_parts::PART_BYTES as f64 / 1e6,
+        bytes as f64 / 1e6,
+        file_name(&s.big_csv.0),
+        file_name(&s.big_ndjson.0)
+    );
+    if duck {
+        println!(
+            "--- DuckDB\n{}",
+            lake_parts::duckdb_script(&dir, s.threads, 3)
+        );
+    }
+    let mut figures = Vec::new();
+    for (stats, label) in [
+        (StatsColumns::None, "stats off"),
+        (StatsColumns::All, "default stats"),
+    ] {
+        let (warm, n) = best(3, || create(&dir, stats.clone(), s.threads))?;
+        if n != rows {
+            bail!(
+                "{}: map create counted {n} rows, the parts hold {rows}",
+                dir.display()
+            );
+        }
+        drop_page_cache(&files)?;
+        let (cold, _) = best(1, || create(&dir, stats.clone(), s.threads))?;
+        figures.push((label, warm, cold));
+    }
+    let (mut duck_warm, mut duck_cold) = (None, None);
+    if duck {
+        match lake_parts::duckdb(&dir, s.threads, 3) {
+            Ok((n, t)) => {
+                if n != rows {
+                    println!("note: DuckDB counted {n} rows, the parts hold {rows}");
+                }
+                duck_warm = Some(t);
+                drop_page_cache(&files)?;
+                duck_cold = lake_parts::duckdb(&dir, s.threads, 1).ok().map(|r| r.1);
+            }
+            Err(e) => println!("note: {e:#}"),
+        }
+    }
+    settle_page_cache(&files)?;
+    for (label, warm, cold) in figures {
+        report(
+            &format!("many files, warm, {label}"),
+            warm,
+            &[(Peer::DuckDb, duck_warm)],
+        );
+        report(
+            &format!("many files, cold, {label}"),
+            cold,
+            &[(Peer::DuckDb, duck_cold)],
+        );
+    }
+    Ok(())
 }
 
 /// The child process side of the peak RSS figure: one `map create` (spec
@@ -420,6 +496,8 @@ pub fn run() -> anyhow::Result<()> {
             times[0].as_secs_f64() / times[1].as_secs_f64()
         );
     }
+
+    many_files(&s, duck)?;
 
     // Peak RSS of map create, in a child process each.
     println!();
