@@ -55,6 +55,7 @@ impl FileBytes {
 
 /// The bytes of one read-ahead request of [`FileBytes::prefetch_until`]: the readahead
 /// window of many disks, the most one `MADV_WILLNEED` reads.
+#[cfg(unix)]
 const WILLNEED_STEP: usize = 128 << 10;
 
 /// `MADV_WILLNEED` of `range` of `map` in steps of [`WILLNEED_STEP`], leaving out the steps
@@ -85,9 +86,9 @@ fn within(
         .collect()
 }
 
-#[cfg(unix)]
 /// The requests of [`ask_steps`]: `range` cut into steps of [`WILLNEED_STEP`] bytes, in
 /// order, without those whose pages `resident` says are all in memory.
+#[cfg(unix)]
 fn willneed_steps(
     range: std::ops::Range<usize>,
     resident: Option<&Resident>,
@@ -653,9 +654,9 @@ mod tests {
         assert_eq!(&file[150_000..200_000], &data[150_000..]);
     }
 
-    #[cfg(unix)]
     /// Read-ahead requests cover a range in steps of at most [`WILLNEED_STEP`], in order,
     /// and leave out the steps whose pages are all in memory (a half-resident step is asked).
+    #[cfg(unix)]
     #[test]
     fn willneed_steps_skip_resident_pages() {
         let step = WILLNEED_STEP;
