@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
 /// The size of one part.
 pub const PART_BYTES: usize = 4 << 20;
@@ -122,19 +122,7 @@ pub fn duckdb_script(dir: &Path, threads: usize, runs: usize) -> String {
 
 /// Runs [`duckdb_script`]: the rows it counted and its best time.
 pub fn duckdb(dir: &Path, threads: usize, runs: usize) -> anyhow::Result<(u64, Duration)> {
-    let out = std::process::Command::new("python3")
-        .args(["-c", &duckdb_script(dir, threads, runs)])
-        .output()
-        .context("cannot run python3")?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        bail!("DuckDB failed: {}", err.trim().lines().last().unwrap_or(""));
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut lines = text.trim().lines().rev();
-    let secs: f64 = lines.next().unwrap_or("").parse().context("no time")?;
-    let rows: u64 = lines.next().unwrap_or("").parse().context("no count")?;
-    Ok((rows, Duration::from_secs_f64(secs)))
+    super::lake_peers::run_counting_script("DuckDB", &duckdb_script(dir, threads, runs))
 }
 
 #[cfg(test)]

@@ -145,30 +145,35 @@ impl Peer {
         threads: usize,
         runs: usize,
     ) -> anyhow::Result<(u64, Duration)> {
-        let script = self.script(files, threads, runs);
-        let out = Command::new("python3")
-            .args(["-c", &script])
-            .output()
-            .context("cannot run python3")?;
-        if !out.status.success() {
-            let err = String::from_utf8_lossy(&out.stderr);
-            let last = err.trim().lines().last().unwrap_or("").to_string();
-            bail!("{} failed: {last}", self.name());
-        }
-        let text = String::from_utf8_lossy(&out.stdout);
-        let mut lines = text.trim().lines().rev();
-        let secs: f64 = lines
-            .next()
-            .unwrap_or("")
-            .parse()
-            .context("peer printed no time")?;
-        let rows: u64 = lines
-            .next()
-            .unwrap_or("")
-            .parse()
-            .context("peer printed no count")?;
-        Ok((rows, Duration::from_secs_f64(secs)))
+        run_counting_script(self.name(), &self.script(files, threads, runs))
     }
+}
+
+/// Runs a peer's `script` (`python3 -c`) that prints the rows it counted, then its best time
+/// in seconds, as the last two lines: those two (`name` in the error of a failed run).
+pub fn run_counting_script(name: &str, script: &str) -> anyhow::Result<(u64, Duration)> {
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .output()
+        .context("cannot run python3")?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err.trim().lines().last().unwrap_or("").to_string();
+        bail!("{name} failed: {last}");
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.trim().lines().rev();
+    let secs: f64 = lines
+        .next()
+        .unwrap_or("")
+        .parse()
+        .context("peer printed no time")?;
+    let rows: u64 = lines
+        .next()
+        .unwrap_or("")
+        .parse()
+        .context("peer printed no count")?;
+    Ok((rows, Duration::from_secs_f64(secs)))
 }
 
 /// DuckDB's `LIMIT 100 OFFSET k` over one file, with `threads` threads: the best of 3.

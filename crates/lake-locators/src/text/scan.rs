@@ -690,11 +690,19 @@ mod tests {
     /// dropped, with requests still queued behind it.
     #[test]
     fn prefetcher_ends_with_its_scope() {
-        let dir = tempfile::tempdir().expect("dir");
+        let dir = match tempfile::tempdir() {
+            Ok(d) => d,
+            Err(e) => panic!("temp dir: {e}"),
+        };
         let path = dir.path().join("f.bin");
         let data = vec![7u8; 3 << 20];
-        std::fs::write(&path, &data).expect("write");
-        let file = FileBytes::open(&path).expect("map");
+        if let Err(e) = std::fs::write(&path, &data) {
+            panic!("writing {}: {e}", path.display());
+        }
+        let file = match FileBytes::open(&path) {
+            Ok(f) => f,
+            Err(e) => panic!("mapping {}: {e}", path.display()),
+        };
         let stop = AtomicBool::new(false);
         std::thread::scope(|scope| {
             let ahead = Prefetcher::start(scope, &file, &stop);
