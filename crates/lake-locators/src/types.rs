@@ -311,14 +311,27 @@ fn recase_keywords(text: &str) -> String {
     out
 }
 
-/// The `schema_json` description of a schema: `[{"name", "type", "nullable"}, ...]`.
+/// The field metadata key of an Arrow extension type's name.
+const EXTENSION_KEY: &str = "ARROW:extension:name";
+/// The one extension type `schema_json` keeps: JSON text (a Utf8 column whose values are
+/// JSON text, such as an NDJSON member whose value types conflict between rows).
+const JSON_EXTENSION: &str = "arrow.json";
+
+/// The `schema_json` description of a schema: `[{"name", "type", "nullable"}, ...]`, with
+/// `"extension": "arrow.json"` on a column of JSON text.
 pub fn schema_to_json(schema: &Schema) -> Value {
     Value::Array(
         schema
             .fields()
             .iter()
             .map(|f| {
-                json!({"name": f.name(), "type": type_name(f.data_type()), "nullable": f.is_nullable()})
+                let mut item = json!({"name": f.name(), "type": type_name(f.data_type()), "nullable": f.is_nullable()});
+                if f.metadata().get(EXTENSION_KEY).map(String::as_str) == Some(JSON_EXTENSION)
+                    && let Some(m) = item.as_object_mut()
+                {
+                    m.insert("extension".into(), JSON_EXTENSION.into());
+                }
+                item
             })
             .collect(),
     )
@@ -343,7 +356,14 @@ pub fn schema_from_json(value: &Value) -> Result<SchemaRef> {
             .get("nullable")
             .and_then(Value::as_bool)
             .unwrap_or(true);
-        fields.push(Field::new(name, parse_type_name(type_name)?, nullable));
+        let mut field = Field::new(name, parse_type_name(type_name)?, nullable);
+        if item.get("extension").and_then(Value::as_str) == Some(JSON_EXTENSION) {
+            field = field.with_metadata(std::collections::HashMap::from([(
+                EXTENSION_KEY.to_string(),
+                JSON_EXTENSION.to_string(),
+            )]));
+        }
+        fields.push(field);
     }
     Ok(Arc::new(Schema::new(fields)))
 }

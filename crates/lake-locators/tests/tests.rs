@@ -6,6 +6,7 @@ mod csv;
 mod csv_latin1;
 mod ipc;
 mod json;
+mod json_conflicts;
 mod msgpack;
 mod orc;
 mod parquet;

@@ -937,7 +937,8 @@ pub(crate) fn null_to_utf8(schema: &Schema) -> SchemaRef {
                     DataType::Null => DataType::Utf8,
                     other => other.clone(),
                 };
-                Field::new(f.name().clone(), t, true)
+                // Field metadata (a JSON text column's extension type) is kept.
+                Field::new(f.name().clone(), t, true).with_metadata(f.metadata().clone())
             })
             .collect::<Vec<_>>(),
     ))

@@ -11,8 +11,9 @@
 //!   arrow-json's schema in that order, [`super::order`]);
 //! - an integer is `Int64` when `serde_json` keeps it as an `i64` (`-0`, integers past
 //!   `i64` and any fraction or exponent are `Float64`);
-//! - a top-level member whose values arrow-json cannot join becomes `Utf8` (the widening);
-//!   every other member keeps its type.
+//! - a top-level member whose values arrow-json cannot join, or joins only as a list of a
+//!   scalar that its decoder then refuses (a scalar in one row, an array in another), becomes
+//!   a JSON text column ([`super::widen`]); every other member keeps its type.
 //!
 //! Anything the walk does not reproduce exactly gives `None` and the caller runs the
 //! reference path: invalid JSON of any kind (the reference reports it), a duplicate name in
@@ -212,11 +213,12 @@ fn merge(s: &mut Ty, o: Ty, coerced: &mut bool) -> Walk<()> {
             Ok(())
         }
         (_, Ty::Any) => Ok(()),
-        (Ty::Array(inner), o @ Ty::Scalar(_)) => {
+        // Only the elements of an array of nulls (no scalar type) join an array.
+        (Ty::Array(inner), o @ Ty::Scalar(0)) => {
             *coerced = true;
             merge(inner, o, coerced)
         }
-        (s @ Ty::Scalar(_), Ty::Array(mut inner)) => {
+        (s @ Ty::Scalar(0), Ty::Array(mut inner)) => {
             *coerced = true;
             merge(&mut inner, s.clone(), coerced)?;
             *s = Ty::Array(inner);
@@ -238,6 +240,7 @@ fn scalar(ty: &mut Ty, bit: u8, coerced: &mut bool) -> Walk<()> {
             *ty = Ty::Scalar(bit);
             Ok(())
         }
+        // A scalar where an array was: a conflict (`bit` is never 0).
         Ty::Array(_) => merge(ty, Ty::Scalar(bit), coerced),
         Ty::Object(_) => Err(Stop::Incompatible),
     }
@@ -445,12 +448,11 @@ impl Inferrer {
             .iter()
             .map(|e| {
                 widened |= e.widened;
-                let t = if e.widened {
-                    DataType::Utf8
+                if e.widened {
+                    super::widen::json_field(&name(&e.key))
                 } else {
-                    data_type(&e.ty)
-                };
-                Field::new(name(&e.key), t, true)
+                    Field::new(name(&e.key), data_type(&e.ty), true)
+                }
             })
             .collect();
         Inferred {
@@ -493,7 +495,7 @@ struct Walker<'a> {
     check_names: bool,
     /// Top-level members keep the bounds of their values.
     stats: bool,
-    /// A list met a scalar (arrow-json's decoder may refuse such rows).
+    /// A list met an array of nulls (left to the decoder for statistics).
     coerced: bool,
     /// A string held a byte above 0x7F: [`Inferrer::row`] checks the row is UTF-8.
     high: bool,
@@ -837,7 +839,8 @@ impl Walker<'_> {
                 }
                 match ty {
                     Ty::Array(inner) => merge(inner, ele, &mut self.coerced),
-                    Ty::Scalar(_) => {
+                    // Only the elements of an array of nulls join an array.
+                    Ty::Scalar(0) => {
                         self.coerced = true;
                         merge(ty, ele, &mut self.coerced)?;
                         *ty = Ty::Array(Box::new(ty.clone()));

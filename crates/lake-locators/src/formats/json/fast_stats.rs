@@ -73,8 +73,8 @@ impl Inferrer {
     /// The statistics [`crate::stats::StatsBuilder`] gives from decoding the rows under
     /// `schema` (the inferred schema after `null_to_utf8`, of these rows or of a whole file
     /// they are a range of) for the columns `wanted`; `None`
-    /// when the reference must decode them: a widened member or a list that met a scalar
-    /// (the decoder rewrites or refuses such rows), a Utf8 column holding numbers or
+    /// when the reference must decode them: a widened member (a JSON text column of the file)
+    /// or a list that met an array of nulls, a Utf8 column holding numbers or
     /// booleans, a Float64 bound at zero with a `-0` among the values.
     pub(crate) fn stats(&self, schema: &Schema, wanted: &StatsColumns) -> Option<Stats> {
         if !self.stats || self.coerced || self.top.entries.iter().any(|e| e.widened) {
@@ -83,7 +83,8 @@ impl Inferrer {
         // A file's schema may join a range's scalars into lists (rows the decoder refuses).
         for e in &self.top.entries {
             let f = schema.field_with_name(&name(&e.key)).ok()?;
-            if !fits(&e.ty, f.data_type()) {
+            // A JSON text column holds strings with their quotes: decoded.
+            if !fits(&e.ty, f.data_type()) || crate::formats::json::widen::is_json(f) {
                 return None;
             }
         }

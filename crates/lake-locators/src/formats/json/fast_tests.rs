@@ -333,7 +333,14 @@ fn agree_all(path: &Path, data: &[u8], spans: &[(usize, usize)]) -> (bool, bool)
                     serde_json::from_slice::<serde_json::Value>(&data[s..e])
                         .map_err(|e| arrow_schema::ArrowError::JsonError(e.to_string()))
                 }));
-            assert_eq!(f.widened, strict.is_err(), "widened differs on\n{text}");
+            // Widened members are the JSON text columns; arrow-json refuses no fewer rows
+            // (it also joins a scalar and an array, which the widening does not).
+            let json = s
+                .fields()
+                .iter()
+                .any(|x| crate::formats::json::widen::is_json(x));
+            assert_eq!(f.widened, json, "widened differs on\n{text}");
+            assert!(f.widened || strict.is_ok(), "not widened on\n{text}");
             return (true, agree_stats(path, data, spans, s));
         }
         (Some(f), Err(e)) => {

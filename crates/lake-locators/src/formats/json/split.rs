@@ -5,17 +5,19 @@
 //! and reports the error.
 //!
 //! Files with nested values take arrow-json's inference ([`super::slow_schema_and_stats`]),
-//! here per range: each range's inferred schema is turned back into one sample row whose
-//! inference gives that schema ([`sample`]), and the samples of all ranges, in file order,
-//! are inferred together. arrow-json's type coercion is a join (Null below everything, Int64
-//! below Float64, anything else to Utf8, scalars into lists, objects field by field in order
-//! of first appearance), so this is the schema of the whole file read at once. Statistics
-//! are then decoded per range under that schema and their bounds joined.
+//! here per range: each range's inferred schema is turned back into sample rows whose
+//! inference gives that schema ([`sample`]; a JSON text column's samples are a string and an
+//! object, which conflict), and the samples of all ranges, in file order, are inferred
+//! together by the byte walk ([`Inferrer`]). Its type coercion is a join (Null below
+//! everything, Int64 below Float64, other scalars to Utf8, objects field by field in order of
+//! first appearance, and a member whose values conflict anywhere in a range or between
+//! ranges to JSON text, [`super::widen`]), so this is the schema of the whole file read at
+//! once. Statistics are then decoded per range under that schema and their bounds joined.
 
 use std::ops::Range;
 use std::path::Path;
 
-use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
+use arrow_schema::{DataType, Schema, SchemaRef};
 use rayon::prelude::*;
 
 use super::fast::Inferrer;
@@ -26,7 +28,7 @@ use crate::simd::{JSON, Kernel, Window};
 use crate::stats::StatsBuilder;
 use crate::text::blocks::{map_fine, regroup};
 use crate::text::infer::{Columns, null_to_utf8};
-use crate::text::rowread::{decode_json, finish_blocks};
+use crate::text::rowread::finish_blocks;
 use crate::text::scan::{FileBytes, array_next, bom_len, json_value_end, skip_ws};
 use crate::text::split::{
     Checkpoints, RangePart, SAMPLE, Samples, chunk_len, fine_stride, line_start, nominal_bounds,
@@ -365,9 +367,11 @@ fn nested_schema_and_stats(
     // A range's schema, and the byte walk's state when it took the range (for statistics).
     let infer =
         |(r, pre): &mut (Range<usize>, Option<Inferrer>)| -> Option<(Schema, Option<Inferrer>)> {
+            // An array of nulls alone infers to a list of an empty set of types, which comes
+            // out as List(Utf8) but joins as nothing: no sample row can stand for it.
             if let Some(state) = pre.take() {
                 let inferred = state.finish();
-                if !inferred.widened && !inferred.null_array {
+                if !inferred.null_array {
                     return Some((inferred.schema, Some(state)));
                 }
             }
@@ -377,33 +381,19 @@ fn nested_schema_and_stats(
             if let Some(state) = super::fast::infer_state(data, &spans, wanted) {
                 file.release(r.clone());
                 let inferred = state.finish();
-                return (!inferred.widened && !inferred.null_array)
-                    .then_some((inferred.schema, Some(state)));
+                return (!inferred.null_array).then_some((inferred.schema, Some(state)));
             }
-            // An array of nulls alone infers to a list of an empty set of types, which comes
-            // out as List(Utf8) but joins as nothing: no sample row can stand for it.
-            let mut null_array = false;
-            let iter = spans.iter().map(|&(s, e)| {
-                let v = serde_json::from_slice::<serde_json::Value>(&data[s..e])
-                    .map_err(|err| ArrowError::JsonError(format!("at byte {s}: {err}")));
-                if let Ok(v) = &v {
-                    null_array |= has_null_array(v);
-                }
-                v
+            let null_array = spans.iter().any(|&(s, e)| {
+                serde_json::from_slice::<serde_json::Value>(&data[s..e])
+                    .is_ok_and(|v| has_null_array(&v))
             });
-            let out = arrow_json::reader::infer_json_schema_from_iterator(iter).ok();
-            // Struct fields in order of first appearance, as the walk gives them.
-            let out = out.filter(|_| !null_array).map(|schema| {
-                let mut order = super::order::KeyOrder::default();
-                for &(s, e) in &spans {
-                    order.add(&data[s..e]);
-                }
-                order.apply(&schema)
-            });
+            // The reference (with the widening, fields in order of first appearance).
+            let out = super::slow_schema(path, format, data, &spans).ok();
             file.release(r.clone());
-            out.map(|s| (s, None))
+            out.filter(|_| !null_array).map(|s| (s, None))
         };
-    let mut all: Vec<std::result::Result<serde_json::Value, ArrowError>> = Vec::new();
+    // The ranges' schemas joined by the byte walk over their samples.
+    let mut all = Inferrer::new(&StatsColumns::None);
     // Each range's statistics from its walk, while every range has them.
     let mut walked: Option<Vec<Inferrer>> = Some(Vec::new());
     let mut items: Vec<(Range<usize>, Option<Inferrer>)> = plan
@@ -422,11 +412,12 @@ fn nested_schema_and_stats(
             }
             let mut rows = Vec::new();
             samples(s.fields(), &mut rows);
-            all.extend(rows.into_iter().map(Ok));
+            for row in rows {
+                all.text_row(&serde_json::to_string(&row).ok()?)?;
+            }
         }
     }
-    let inferred = arrow_json::reader::infer_json_schema_from_iterator(all.into_iter()).ok()?;
-    let schema = null_to_utf8(&inferred);
+    let schema = null_to_utf8(&all.finish().schema);
     if wanted.is_none() {
         return Some((schema, None));
     }
@@ -444,7 +435,8 @@ fn nested_schema_and_stats(
                 buf.extend_from_slice(&data[s..e]);
                 buf.push(b'\n');
             }
-            let batch = decode_json(path, format, &schema, &buf, chunk.len(), None).ok()?;
+            let batch =
+                super::widen::decode(path, format, &schema, &buf, chunk.len(), None).ok()?;
             if let Some(batch) = batch {
                 builder.update(&batch);
             }
@@ -522,7 +514,13 @@ pub(crate) fn walked_stats(
 pub(crate) fn samples(fields: &arrow_schema::Fields, out: &mut Vec<serde_json::Value>) {
     for f in fields {
         let mut leaves = Vec::new();
-        sample(f.data_type(), &mut leaves);
+        if super::widen::is_json(f) {
+            // A string and an object conflict: JSON text again.
+            leaves.push(serde_json::Value::from("s"));
+            leaves.push(serde_json::Value::Object(serde_json::Map::new()));
+        } else {
+            sample(f.data_type(), &mut leaves);
+        }
         for leaf in leaves {
             let mut map = serde_json::Map::new();
             map.insert(f.name().clone(), leaf);

@@ -379,3 +379,50 @@ fn a_guess_inside_an_element_fails_the_split() {
         Err(e) => panic!("the sequential scan failed: {e}"),
     }
 }
+
+/// Members whose value types conflict (a scalar and an array, an object and a scalar, a
+/// conflict inside an object) only between ranges, or only inside a later range: the split
+/// holds (its merge makes them JSON text) and gives exactly the sequential index, for many
+/// range lengths, lines of one length putting some range ends exactly at the turn.
+#[test]
+fn conflicts_between_and_inside_ranges_give_the_sequential_index() {
+    // Every line of one length: ids, users and geometries of each kind are as long.
+    let row = |r: usize, late: bool| {
+        let (id, user, geo) = if late {
+            (format!("[1{:03}]", r % 1000), "\"anon1\"", "{\"c\":[[1]]}")
+        } else {
+            (
+                format!("\"{:04}\"", r % 10_000),
+                "{\"n\":1}",
+                "{\"c\":[1,2]}",
+            )
+        };
+        format!(
+            "{{\"r\":1{:04},\"id\":{id},\"user\":{user},\"geo\":{geo}}}\n",
+            r % 10_000
+        )
+    };
+    let mut rng = XorShift(0x5eed_c0f1_1c75_0001);
+    let mut held = 0;
+    for case in 0..stress_cases(12) {
+        let rows = 40 + rng.below(200);
+        let mixed = case % 2 == 1;
+        let text: String = (0..rows)
+            // In `mixed` files some rows of the late half keep the early shapes.
+            .map(|r| row(r, r >= rows / 2 && !(mixed && r % 7 == 3)))
+            .collect();
+        let (_f, file) = mapped(text.as_bytes());
+        let first_len = text.find('\n').map_or(1, |i| i + 1);
+        for stats in [StatsColumns::None, StatsColumns::All] {
+            let options = IndexOptions { stride: 5, stats };
+            let want = sequential(text.as_bytes(), &options).expect("a well-formed file");
+            assert!(want.contains("arrow.json"), "no JSON text column: {want}");
+            for chunk in [first_len * (rows / 2), 8 + rng.below(text.len()), 64] {
+                let got = split_index(&file, &options, chunk);
+                assert_eq!(got.as_ref(), Some(&want), "case {case} chunk {chunk}");
+                held += 1;
+            }
+        }
+    }
+    assert!(held > 0);
+}
