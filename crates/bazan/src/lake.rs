@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-pub use lake_doctor::{DoctorReport, Verdict};
+pub use lake_doctor::{DoctorReport, PathError, Verdict};
+/// Why a path could not be checked ([`PathError::kind`]).
+pub use lake_doctor::ErrorKind as DoctorErrorKind;
 use lake_locators::Block;
 use lake_locators::Stats;
 pub use lake_map::config::{parse_stats_option, stats_columns_to_json};
@@ -42,6 +44,13 @@ pub struct CreateOptions {
     pub progress: Option<ProgressFn>,
     /// Stops the build from another thread; nothing is written then.
     pub cancel: Option<CancelToken>,
+    /// Options of the object store of a lake given by URL (object_store's key names, e.g.
+    /// `aws_endpoint`, `aws_allow_http`); the store's standard environment variables apply
+    /// first. Unused for a local lake.
+    pub storage_options: crate::remote::StorageOptions,
+    /// Where the map of a lake given by URL is kept, when not beside the data at
+    /// `PREFIX/.br_map.bazan`: a local path or a URL (for a read-only bucket, say).
+    pub map: Option<String>,
 }
 
 impl Default for CreateOptions {
@@ -55,6 +64,8 @@ impl Default for CreateOptions {
             threads: None,
             progress: None,
             cancel: None,
+            storage_options: Default::default(),
+            map: None,
         }
     }
 }
@@ -70,11 +81,24 @@ impl std::fmt::Debug for CreateOptions {
             .field("threads", &self.threads)
             .field("progress", &self.progress.is_some())
             .field("cancel", &self.cancel)
+            // Keys only: the values may be credentials.
+            .field("storage_options", &self.storage_options.keys().collect::<Vec<_>>())
+            .field("map", &self.map)
             .finish()
     }
 }
 
 impl CreateOptions {
+    /// Checks the options every build and update checks first: the stride (at least 1) and
+    /// the thread count ([`check_threads`]). Their errors are
+    /// [`crate::ErrorKind::InvalidArgument`]s that name the option.
+    pub fn validate(&self) -> Result<()> {
+        if self.stride == 0 {
+            return Err(Error::invalid("stride must be at least 1"));
+        }
+        check_threads(self.threads)
+    }
+
     /// The configuration stored in the map.
     pub fn config(&self) -> MapConfig {
         MapConfig {
@@ -93,8 +117,53 @@ pub struct Created {
     pub lake: Lake,
     /// Files left out with `skip_errors`, each with its error.
     pub failures: Vec<FileFailure>,
+    /// What the caller should hear about the options, one sentence each (a statistics
+    /// column that no file of the lake has); the map is written all the same. Front ends
+    /// show them as they are (the CLI as `warning:` lines, Python as `UserWarning`s).
+    pub warnings: Vec<String>,
     /// Wall time of the build.
     pub elapsed: Duration,
+}
+
+impl Created {
+    /// The `bazan map create --json` object: the new map as [`Lake::to_json`] gives it.
+    pub fn to_json(&self) -> Result<serde_json::Value> {
+        self.lake.to_json()
+    }
+}
+
+/// The warning of a statistics list naming columns that no file of the lake has (`--stats
+/// off`, or a misspelt name, would otherwise keep no statistics without a word), if any.
+fn unknown_stats_warning(stats: &StatsColumns, lake: &Lake) -> Option<String> {
+    let StatsColumns::Only(list) = stats else {
+        return None;
+    };
+    // A lake whose schemas do not unify fails on its first read, which says why.
+    let schema = lake.schema().ok()?;
+    let unknown: Vec<String> = list
+        .iter()
+        .filter(|c| schema.field_with_name(c).is_err())
+        .map(|c| format!("`{c}`"))
+        .collect();
+    (!unknown.is_empty()).then(|| {
+        format!(
+            "statistics columns that no file of the lake has: {} (the map keeps no statistics \
+             for them)",
+            unknown.join(", ")
+        )
+    })
+}
+
+/// Checks a worker thread count: `None` (every core) or at least 1. Every call of the
+/// facade taking `threads` checks it so, and so does every front end that runs threads of
+/// its own (the SQL session), so that `0` is refused with this one error everywhere.
+pub fn check_threads(threads: Option<usize>) -> Result<()> {
+    match threads {
+        Some(0) => Err(Error::invalid(
+            "threads must be at least 1 (or unset: every core)",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Runs `f` on a pool of `threads` workers, or on the global pool when `None`.
@@ -102,9 +171,9 @@ pub(crate) fn with_threads<T: Send>(
     threads: Option<usize>,
     f: impl FnOnce() -> Result<T> + Send,
 ) -> Result<T> {
+    check_threads(threads)?;
     match threads {
         None => f(),
-        Some(0) => Err(Error::invalid("threads must be at least 1")),
         Some(n) => {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(n)
@@ -124,6 +193,24 @@ pub fn text_encoding(name: &str) -> Result<TextEncoding> {
 /// Builds the map of the lake at `root` with every handler of this process (built-in,
 /// `.tsfile`, registered) and writes `root/.br_map.bazan` atomically.
 pub fn create_map(root: &Path, options: &CreateOptions) -> Result<Created> {
+    options.validate()?;
+    let root = match Location::of(root) {
+        Location::Remote(url) => {
+            let started = std::time::Instant::now();
+            let built = crate::remote::build(&url, &options.remote(), false)?;
+            let warnings = unknown_stats_warning(&options.stats, &built.lake)
+                .into_iter()
+                .collect();
+            return Ok(Created {
+                lake: built.lake,
+                failures: built.failures,
+                warnings,
+                elapsed: started.elapsed(),
+            });
+        }
+        Location::Local(root) => root,
+    };
+    let root = root.as_path();
     let engine = lake_map::CreateOptions {
         config: options.config(),
         registry: handlers(),
@@ -135,33 +222,31 @@ pub fn create_map(root: &Path, options: &CreateOptions) -> Result<Created> {
     let report = with_threads(options.threads, || {
         lake_map::create_map_with(root, &engine).map_err(Error::from)
     })?;
+    let lake = Lake::new(report.map);
+    log::debug!(
+        "map {} written: {} files indexed ({} rows, {} bytes), {} left out, in {:.3} s",
+        lake.map_path().display(),
+        lake.total_files(),
+        lake.total_rows(),
+        lake.total_bytes(),
+        report.failures.len(),
+        report.elapsed.as_secs_f64()
+    );
+    let warnings = unknown_stats_warning(&options.stats, &lake)
+        .into_iter()
+        .collect();
     Ok(Created {
-        lake: Lake::new(report.map),
+        lake,
         failures: report.failures,
+        warnings,
         elapsed: report.elapsed,
     })
 }
 
-/// A map just brought up to date by [`update_map`].
-#[derive(Debug)]
-pub struct Updated {
-    /// The lake, ready to read (the map is already on disk).
-    pub lake: Lake,
-    /// True when the lake had no map and one was created.
-    pub created: bool,
-    /// Files indexed that the old map did not have (every file when `created`), map order.
-    pub added: Vec<String>,
-    /// Files of the old map that were indexed again (changed), map order.
-    pub modified: Vec<String>,
-    /// Entries dropped because their file is gone, map order.
-    pub removed: Vec<String>,
-    /// Entries kept without reading their file.
-    pub kept: usize,
-    /// Files left out with `skip_errors`, each with its error.
-    pub failures: Vec<FileFailure>,
-    /// Wall time of the update.
-    pub elapsed: Duration,
-}
+/// A map just brought up to date by [`update_map`]: the lake in `map` (ready to read, the map
+/// already on disk) and what changed. [`Updated::to_json`] is the `bazan map update --json`
+/// object, which Python's `UpdateReport.to_dict` returns too.
+pub type Updated = lake_map::UpdateReport<Lake>;
 
 /// Brings the map of the lake at `root` up to date: entries whose file is unchanged under
 /// the map's own fingerprint mode are kept without reading the file, changed and new files
@@ -170,6 +255,25 @@ pub struct Updated {
 /// may differ). The map keeps its own stride, fingerprint and statistics options; those of
 /// `options` apply only when the lake has no map yet (it is then created).
 pub fn update_map(root: &Path, options: &CreateOptions) -> Result<Updated> {
+    options.validate()?;
+    let root = match Location::of(root) {
+        Location::Remote(url) => {
+            let started = std::time::Instant::now();
+            let built = crate::remote::build(&url, &options.remote(), true)?;
+            return Ok(lake_map::UpdateReport {
+                map: built.lake,
+                created: built.created,
+                added: built.added,
+                modified: built.modified,
+                removed: built.removed,
+                kept: built.kept as usize,
+                failures: built.failures,
+                elapsed: started.elapsed(),
+            });
+        }
+        Location::Local(root) => root,
+    };
+    let root = root.as_path();
     let engine = lake_map::UpdateOptions {
         registry: handlers(),
         skip_errors: options.skip_errors,
@@ -181,22 +285,104 @@ pub fn update_map(root: &Path, options: &CreateOptions) -> Result<Updated> {
     let report = with_threads(options.threads, || {
         lake_map::update_map_with(root, &engine).map_err(Error::from)
     })?;
-    Ok(Updated {
-        lake: Lake::new(report.map),
-        created: report.created,
-        added: report.added,
-        modified: report.modified,
-        removed: report.removed,
-        kept: report.kept,
-        failures: report.failures,
-        elapsed: report.elapsed,
-    })
+    let updated = report.with_map(Lake::new);
+    log::debug!(
+        "map {} {}: {} entries kept unchanged under the {} fingerprint, {} added, {} \
+         re-indexed (changed), {} removed, {} left out, in {:.3} s",
+        updated.map.map_path().display(),
+        if updated.created { "created" } else { "updated" },
+        updated.kept,
+        updated.map.config().fingerprint,
+        updated.added.len(),
+        updated.modified.len(),
+        updated.removed.len(),
+        updated.failures.len(),
+        updated.elapsed.as_secs_f64()
+    );
+    for path in &updated.modified {
+        log::debug!("stale entry re-indexed: {path}");
+    }
+    Ok(updated)
 }
 
 /// Loads the map of the lake at `root` (memory-mapped; the map's size, not the lake's, sets
 /// the cost).
 pub fn load_map(root: &Path) -> Result<Lake> {
-    Ok(Lake::new(lake_map::load_map(root)?))
+    load_map_with(root, &LoadOptions::default())
+}
+
+/// Options of [`load_map_with`].
+#[derive(Clone, Default)]
+pub struct LoadOptions {
+    /// Options of the object store of a lake given by URL (see
+    /// [`CreateOptions::storage_options`]).
+    pub storage_options: crate::remote::StorageOptions,
+    /// Where the map is, when not beside the data: a local path or a URL.
+    pub map: Option<String>,
+}
+
+impl std::fmt::Debug for LoadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadOptions")
+            .field("storage_options", &self.storage_options.keys().collect::<Vec<_>>())
+            .field("map", &self.map)
+            .finish()
+    }
+}
+
+/// Loads the map of the lake at `location`: a local folder (its map memory-mapped), a
+/// `file://` URL, or an object-store URL (`s3://bucket/prefix`, `gs://…`, `az://…`,
+/// `http(s)://…`; the map is fetched once, the data later by ranges).
+pub fn load_map_with(location: &Path, options: &LoadOptions) -> Result<Lake> {
+    match Location::of(location) {
+        Location::Remote(url) => crate::remote::load(
+            &url,
+            &crate::remote::RemoteOptions {
+                storage: options.storage_options.clone(),
+                map: options.map.clone(),
+                ..Default::default()
+            },
+        ),
+        Location::Local(root) => match options.map.as_deref() {
+            None => Ok(Lake::new(lake_map::load_map(&root)?)),
+            Some(m) => {
+                let path = crate::remote::local_path(m).unwrap_or_else(|| PathBuf::from(m));
+                Ok(Lake::new(lake_map::load_map_file(&root, &path)?))
+            }
+        },
+    }
+}
+
+/// A lake location: a local folder or an object-store URL.
+enum Location {
+    Local(PathBuf),
+    Remote(String),
+}
+
+impl Location {
+    fn of(location: &Path) -> Location {
+        match location.to_str() {
+            Some(s) if crate::remote::is_url(s) => match crate::remote::local_path(s) {
+                Some(p) => Location::Local(p),
+                None => Location::Remote(s.to_string()),
+            },
+            _ => Location::Local(location.to_path_buf()),
+        }
+    }
+}
+
+impl CreateOptions {
+    fn remote(&self) -> crate::remote::RemoteOptions {
+        crate::remote::RemoteOptions {
+            storage: self.storage_options.clone(),
+            map: self.map.clone(),
+            config: self.config(),
+            skip_errors: self.skip_errors,
+            threads: self.threads,
+            progress: self.progress.clone(),
+            cancel: self.cancel.clone(),
+        }
+    }
 }
 
 /// Options of [`Lake::doctor`].
@@ -247,9 +433,24 @@ impl std::fmt::Debug for Lake {
     }
 }
 
+impl std::borrow::Borrow<LakeMap> for Lake {
+    fn borrow(&self) -> &LakeMap {
+        &self.map
+    }
+}
+
 impl Lake {
     /// Wraps a map.
     pub fn new(map: LakeMap) -> Self {
+        log::debug!(
+            "map of {} (schema {}): {} files, {} rows, {} bytes, fingerprint {}",
+            map.root().display(),
+            map.map_schema(),
+            map.total_files(),
+            map.total_rows(),
+            map.total_bytes(),
+            map.config().fingerprint
+        );
         Lake {
             map,
             unified: OnceLock::new(),
@@ -272,6 +473,20 @@ impl Lake {
     /// The bytes of Arrow memory the decoded-block cache holds now.
     pub fn cached_bytes(&self) -> u64 {
         self.cache.bytes()
+    }
+
+    /// For a lake in an object store, the GET requests and bytes its reads have fetched so
+    /// far (indexing and the map itself not included); `None` for a local lake.
+    pub fn fetch_counts(&self) -> Option<(u64, u64)> {
+        crate::remote::counts_of(&self.map).map(|c| {
+            use std::sync::atomic::Ordering::Relaxed;
+            (c.requests.load(Relaxed), c.bytes.load(Relaxed))
+        })
+    }
+
+    /// True for a lake in an object store (loaded or created by URL).
+    pub fn is_remote(&self) -> bool {
+        crate::remote::remote_of(&self.map).is_some()
     }
 
     /// The lake root.
@@ -325,6 +540,25 @@ impl Lake {
     pub fn blocks(&self, i: usize) -> Result<Arc<Vec<Block>>> {
         self.check_index(i)?;
         Ok(self.map.blocks(i)?)
+    }
+
+    /// The locator that reads entry `i`: the handler of this process (registered, `.tsfile`
+    /// or built-in) for its extension when it produces the entry's format, else the built-in
+    /// one that does. Its methods tell the format's properties (e.g.
+    /// [`Locator::decodes_inline`](lake_locators::Locator::decodes_inline)). An entry no
+    /// handler reads is an [`crate::ErrorKind::UnsupportedFormat`].
+    pub fn locator(&self, i: usize) -> Result<Arc<dyn lake_locators::Locator>> {
+        self.check_index(i)?;
+        let e = self.map.entry(i);
+        handlers()
+            .for_entry(e.path, e.format)
+            .map(|h| h.locator)
+            .ok_or_else(|| {
+                Error::new(
+                    crate::ErrorKind::UnsupportedFormat,
+                    format!("no handler reads format {:?} of {}", e.format, e.path),
+                )
+            })
     }
 
     pub(crate) fn check_index(&self, i: usize) -> Result<()> {
@@ -394,6 +628,9 @@ impl Lake {
     /// Compares the map with the disk: healthy, modified, unindexed and missing files, with
     /// the map's own fingerprint mode and the handlers of this process.
     pub fn doctor(&self, options: &DoctorOptions) -> Result<DoctorReport> {
+        if let Some(remote) = crate::remote::remote_of(&self.map) {
+            return crate::remote::doctor(&self.map, &remote.store);
+        }
         let engine = lake_doctor::DoctorOptions {
             registry: handlers(),
             progress: options.progress.clone(),

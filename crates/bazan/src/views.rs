@@ -22,9 +22,11 @@ pub(crate) fn view_field(f: &Field) -> Field {
 }
 
 /// One segment of entry `segment.index` read after the stale check, `columns` in this
-/// order, with string columns as Utf8View where the format decodes them so: a built-in
-/// Parquet entry is read with its stored schema's Utf8 columns typed Utf8View (the request
-/// the locator honours); any other entry is read by [`LakeMap::read_segment`].
+/// order, with string columns as Utf8View where the format decodes them so: an entry of a
+/// built-in locator that decodes string views (Parquet,
+/// [`lake_locators::Locator::decodes_string_views`]) is read with its stored schema's Utf8
+/// columns typed Utf8View (the request the locator honours); any other entry is read by
+/// [`LakeMap::read_segment`].
 pub(crate) fn read_segment(
     map: &LakeMap,
     segment: &Segment,
@@ -34,7 +36,7 @@ pub(crate) fn read_segment(
     let e = map.entry(segment.index);
     let handler = registry
         .for_entry(e.path, e.format)
-        .filter(|h| !h.dynamic && h.locator.name() == "parquet");
+        .filter(|h| !h.dynamic && h.locator.decodes_string_views());
     let stored = match (&handler, e.schema_value()?) {
         (Some(_), Some(v)) => Some(schema_from_json(&v)?),
         _ => None,
@@ -42,7 +44,8 @@ pub(crate) fn read_segment(
     let (Some(handler), Some(stored)) = (handler, stored) else {
         return Ok(map.read_segment(segment, Some(columns), registry)?);
     };
-    let path = map.check_fresh(segment.index)?;
+    let rows = segment.local_start..segment.local_start + segment.len;
+    let path = map.prepare_read(segment.index, &[rows], handler.locator.byte_layout())?;
     let blocks = map.blocks(segment.index)?;
     let wanted: Vec<Field> = stored.fields().iter().map(|f| view_field(f)).collect();
     let request = ReadRequest {

@@ -2,6 +2,7 @@
 
 mod lake;
 mod latin1;
+mod remote;
 mod take;
 mod tsfile;
 mod views;

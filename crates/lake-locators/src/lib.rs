@@ -48,6 +48,7 @@ pub mod types;
 pub use error::{Error, Result};
 pub use formats::parquet::trace;
 pub use formats::{avro, csv, ipc, json, msgpack, orc, parquet, xlsx};
+pub use locator::bytes::{BlockEnd, ByteLayout, RangeRead};
 pub use locator::take;
 pub use locator::{
     BatchIter, Block, ColumnChunk, ColumnStats, DEFAULT_STRIDE, FileIndex, FineCheckpoints,

@@ -4,17 +4,20 @@
 //! those of the Lake Map's `row_groups_json` and `stats_json` columns, so their serde forms
 //! are stored in the map as they are.
 
+pub mod bytes;
 pub mod take;
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+use crate::text::encoding::TextEncoding;
 
 /// One block of a file, in file order: a Parquet row group, an ORC stripe, an Avro OCF data
 /// block, an Arrow record batch, or a checkpoint of `stride` rows of a row format.
@@ -350,6 +353,38 @@ pub trait Locator: Send + Sync {
         RowsCost::Rows
     }
 
+    /// True when the schema [`Locator::index`] returns is inferred from the file's values
+    /// (the text and row formats: CSV and its kin, JSON, MsgPack, XLSX) rather than declared
+    /// by the file: a Utf8 column then only says that no value of it read as another type,
+    /// and one with no value at all has no type to give. False (the default) for formats
+    /// whose files declare their schema.
+    fn infers_schema(&self) -> bool {
+        false
+    }
+
+    /// True when a scan should decode this format's reads on the thread that consumes the
+    /// batches: column chunks that decode into a few large buffers (Parquet, Arrow IPC),
+    /// measured faster so. False (the default) when reading ahead on a thread of its own pays
+    /// (text parsing, the row formats, handlers registered at run time).
+    fn decodes_inline(&self) -> bool {
+        false
+    }
+
+    /// True when a read honours a [`ReadRequest::schema`] that types Utf8 columns Utf8View
+    /// by decoding those columns as views directly (Parquet); false (the default) when the
+    /// locator returns Utf8 whatever the request says.
+    fn decodes_string_views(&self) -> bool {
+        false
+    }
+
+    /// This format's locator reading its text in `encoding`, when the format is text whose
+    /// encoding the caller chooses (the delimited formats, whose maps store it); `None` (the
+    /// default) when no text encoding applies to the format.
+    fn with_text_encoding(&self, encoding: TextEncoding) -> Option<Arc<dyn Locator>> {
+        let _ = encoding;
+        None
+    }
+
     /// Reads local rows of the file as Arrow record batches (see [`ReadRequest`]).
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter>;
 
@@ -363,5 +398,27 @@ pub trait Locator: Send + Sync {
     /// override it to decode only what the wanted rows need.
     fn read_rows(&self, path: &Path, request: &RowsRequest<'_>) -> Result<Vec<RecordBatch>> {
         take::read_rows_by_ranges(self, path, request)
+    }
+
+    /// Which bytes a read of some blocks touches ([`bytes::ByteLayout`]), so that a remote
+    /// file is fetched by ranges; `None` (the default) when a read may touch any byte of the
+    /// file, which is then fetched whole.
+    fn byte_layout(&self) -> Option<bytes::ByteLayout> {
+        None
+    }
+
+    /// Indexes a file that is not on this machine by reading only the ranges the index
+    /// needs through `read` (a footer, say), as [`Locator::index`] would index it; `None`
+    /// (the default) when the format's index reads the whole file, which the caller then
+    /// fetches whole. `path` names the file in errors.
+    fn index_ranged(
+        &self,
+        path: &Path,
+        size: u64,
+        read: &bytes::RangeRead,
+        options: &IndexOptions,
+    ) -> Option<Result<FileIndex>> {
+        let _ = (path, size, read, options);
+        None
     }
 }

@@ -342,13 +342,26 @@ pub fn index_file(root: &Path, file: &DiscoveredFile, config: &MapConfig) -> Res
             message: "the file changed while it was indexed".into(),
         });
     }
+    entry_from_index(&full, file, index, blake3, config)
+}
+
+/// The map entry of `file` from its locator's `index` and its BLAKE3 digest (when the
+/// fingerprint mode wants one); `full` names the file in errors. The blocks must add up to
+/// the row count; statistics a map cannot store are left out.
+pub fn entry_from_index(
+    full: &Path,
+    file: &DiscoveredFile,
+    index: lake_locators::FileIndex,
+    blake3: Option<String>,
+    config: &MapConfig,
+) -> Result<MapEntry> {
     let row_groups_json = if file.handler.dynamic {
         "[]".to_string()
     } else {
         let block_rows: u64 = index.blocks.iter().map(|b| b.row_count).sum();
         if !index.blocks.is_empty() && block_rows != index.row_count {
             return Err(Error::Index {
-                path: full,
+                path: full.to_path_buf(),
                 message: format!(
                     "the {} locator's blocks hold {block_rows} rows but the file has {}",
                     file.handler.locator.name(),
@@ -356,14 +369,14 @@ pub fn index_file(root: &Path, file: &DiscoveredFile, config: &MapConfig) -> Res
                 ),
             });
         }
-        to_json(&index.blocks, &full)?
+        to_json(&index.blocks, full)?
     };
     let stats_json = if config.stats_columns.is_none() {
         None
     } else {
         Some(to_json(
             &storable_stats(index.stats.unwrap_or_default()),
-            &full,
+            full,
         )?)
     };
     Ok(MapEntry {

@@ -127,125 +127,164 @@ pub fn discover_lenient(
             ),
         ));
     }
-    let mut out = Discovery::default();
-    let mut errors = Vec::new();
-    walk(root, "", registry, &mut out, &mut errors);
-    out.files.sort_by(|a, b| a.path.cmp(&b.path));
+    let walked = walk(root, "", registry);
+    let mut out = Discovery {
+        files: walked.files,
+        skipped: walked.skipped,
+    };
+    out.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     out.skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok((out, errors))
+    Ok((out, walked.errors))
 }
 
-fn walk(
-    dir: &Path,
-    prefix: &str,
-    registry: &HandlerRegistry,
-    out: &mut Discovery,
-    errors: &mut Vec<WalkError>,
-) {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
+/// What the walk of one directory found (its subdirectories included).
+#[derive(Default)]
+struct Walked {
+    files: Vec<DiscoveredFile>,
+    skipped: Vec<Skipped>,
+    /// In walk order.
+    errors: Vec<WalkError>,
+}
+
+impl Walked {
+    fn append(&mut self, mut other: Walked) {
+        self.files.append(&mut other.files);
+        self.skipped.append(&mut other.skipped);
+        self.errors.append(&mut other.errors);
+    }
+}
+
+/// Below this many entries a directory's entries are looked at on the calling thread.
+const PARALLEL_ENTRIES: usize = 16;
+
+/// Walks `dir` (whose relative path is `prefix`, empty or ending with `/`).
+///
+/// The directory is listed first; then its entries are looked at (the file type, and a
+/// data file's size and mtime, each a `statx` relative to the directory's descriptor) and
+/// its subdirectories walked on the threads of the caller's rayon pool, so that a lake of
+/// 100,000 files does not wait for 100,000 system calls one after the other. The results
+/// are put together in listing order, so errors come in the order a one-thread walk meets
+/// them.
+fn walk(dir: &Path, prefix: &str, registry: &HandlerRegistry) -> Walked {
+    use rayon::prelude::*;
+    let mut head = Walked::default();
+    let listing = match fs::read_dir(dir) {
+        Ok(listing) => listing,
         Err(e) => {
-            errors.push(WalkError {
+            head.errors.push(WalkError {
                 path: prefix.to_string(),
                 error: Error::io(dir, e),
             });
-            return;
+            return head;
         }
     };
-    for entry in entries {
-        let entry = match entry {
-            Ok(entry) => entry,
+    let mut entries = Vec::new();
+    let mut stream_error = None;
+    for entry in listing {
+        match entry {
+            Ok(entry) => entries.push(entry),
             Err(e) => {
-                errors.push(WalkError {
+                // A failing directory stream does not recover; stop listing this directory.
+                stream_error = Some(WalkError {
                     path: prefix.to_string(),
                     error: Error::io(dir, e),
                 });
-                // A failing directory stream does not recover; stop listing this directory.
-                return;
+                break;
             }
-        };
-        let full = entry.path();
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else {
-            errors.push(WalkError {
-                path: format!("{prefix}{}", name.to_string_lossy()),
-                error: Error::io(
-                    &full,
-                    std::io::Error::new(std::io::ErrorKind::InvalidData, "file name is not UTF-8"),
-                ),
-            });
-            continue;
-        };
-        let rel = format!("{prefix}{name}");
-        // `DirEntry::file_type` does not follow symbolic links.
-        let file_type = match entry.file_type() {
-            Ok(t) => t,
-            Err(e) => {
-                errors.push(WalkError {
-                    path: rel,
-                    error: Error::io(&full, e),
-                });
-                continue;
-            }
-        };
-        let skip = |reason, out: &mut Discovery, rel: String| {
-            out.skipped.push(Skipped { path: rel, reason });
-        };
-        if file_type.is_symlink() {
-            skip(SkipReason::Symlink, out, rel);
-            continue;
-        }
-        if file_type.is_dir() {
-            if name.starts_with('.') {
-                skip(SkipReason::Hidden, out, format!("{rel}/"));
-            } else {
-                walk(&full, &format!("{rel}/"), registry, out, errors);
-            }
-            continue;
-        }
-        if !file_type.is_file() {
-            skip(SkipReason::NotRegular, out, rel);
-            continue;
-        }
-        if name == MAP_FILE_NAME {
-            skip(SkipReason::MapFile, out, rel);
-            continue;
-        }
-        if name == LEGACY_MAP_FILE_NAME {
-            skip(SkipReason::LegacyMapFile, out, rel);
-            continue;
-        }
-        let path = Path::new(name);
-        let ext = path.extension().and_then(|e| e.to_str());
-        if ext.is_some() && name.starts_with('.') {
-            skip(SkipReason::Hidden, out, rel);
-            continue;
-        }
-        match ext {
-            None => skip(SkipReason::NoExtension, out, rel),
-            Some(_) => match registry.for_path(path) {
-                None => skip(SkipReason::UnknownExtension, out, rel),
-                Some(handler) => {
-                    let meta = match entry.metadata() {
-                        Ok(m) => m,
-                        Err(e) => {
-                            errors.push(WalkError {
-                                path: rel,
-                                error: Error::io(&full, e),
-                            });
-                            continue;
-                        }
-                    };
-                    out.files.push(DiscoveredFile {
-                        path: rel,
-                        size_bytes: meta.len(),
-                        mtime_ms: mtime_ms(&meta),
-                        handler,
-                    });
-                }
-            },
         }
     }
+    let visit = |entry: &fs::DirEntry| visit_entry(entry, prefix, registry);
+    let parts: Vec<Walked> = if entries.len() < PARALLEL_ENTRIES {
+        entries.iter().map(visit).collect()
+    } else {
+        entries.par_iter().with_min_len(8).map(visit).collect()
+    };
+    for part in parts {
+        head.append(part);
+    }
+    head.errors.extend(stream_error);
+    head
+}
+
+/// One entry of the directory whose relative path is `prefix`: a data file, a skipped
+/// entry, an error, or a subdirectory's walk.
+fn visit_entry(entry: &fs::DirEntry, prefix: &str, registry: &HandlerRegistry) -> Walked {
+    let mut out = Walked::default();
+    let full = entry.path();
+    let name = entry.file_name();
+    let Some(name) = name.to_str() else {
+        out.errors.push(WalkError {
+            path: format!("{prefix}{}", name.to_string_lossy()),
+            error: Error::io(
+                &full,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, "file name is not UTF-8"),
+            ),
+        });
+        return out;
+    };
+    let rel = format!("{prefix}{name}");
+    // `DirEntry::file_type` does not follow symbolic links.
+    let file_type = match entry.file_type() {
+        Ok(t) => t,
+        Err(e) => {
+            out.errors.push(WalkError {
+                path: rel,
+                error: Error::io(&full, e),
+            });
+            return out;
+        }
+    };
+    let mut skip = |reason, rel: String| {
+        out.skipped.push(Skipped { path: rel, reason });
+    };
+    if file_type.is_symlink() {
+        skip(SkipReason::Symlink, rel);
+        return out;
+    }
+    if file_type.is_dir() {
+        if name.starts_with('.') {
+            skip(SkipReason::Hidden, format!("{rel}/"));
+            return out;
+        }
+        return walk(&full, &format!("{rel}/"), registry);
+    }
+    if !file_type.is_file() {
+        skip(SkipReason::NotRegular, rel);
+        return out;
+    }
+    if name == MAP_FILE_NAME {
+        skip(SkipReason::MapFile, rel);
+        return out;
+    }
+    if name == LEGACY_MAP_FILE_NAME {
+        skip(SkipReason::LegacyMapFile, rel);
+        return out;
+    }
+    let path = Path::new(name);
+    let ext = path.extension().and_then(|e| e.to_str());
+    if ext.is_some() && name.starts_with('.') {
+        skip(SkipReason::Hidden, rel);
+        return out;
+    }
+    match ext {
+        None => skip(SkipReason::NoExtension, rel),
+        Some(_) => match registry.for_path(path) {
+            None => skip(SkipReason::UnknownExtension, rel),
+            Some(handler) => match entry.metadata() {
+                Ok(meta) => out.files.push(DiscoveredFile {
+                    path: rel,
+                    size_bytes: meta.len(),
+                    mtime_ms: mtime_ms(&meta),
+                    handler,
+                }),
+                Err(e) => out.errors.push(WalkError {
+                    path: rel,
+                    error: Error::io(&full, e),
+                }),
+            },
+        },
+    }
+    out
 }
 
 /// A file's modification time in milliseconds since the Unix epoch (negative before it).
@@ -502,6 +541,69 @@ mod tests {
                 "data.csv",
                 "data/x.csv"
             ]
+        );
+    }
+}
+
+/// Discovery's rule for one file known by its path relative to the root (`a/b/c.csv`), as an
+/// object store lists it: the handler of a data file, or why the file is left out (a hidden
+/// folder on the way, the map files, a hidden name with an extension, no extension, an
+/// extension without a handler). The same rules as the walk of a local root.
+pub fn classify_relative(
+    rel: &str,
+    registry: &HandlerRegistry,
+) -> std::result::Result<Handler, SkipReason> {
+    let (dirs, name) = match rel.rsplit_once('/') {
+        Some((dirs, name)) => (Some(dirs), name),
+        None => (None, rel),
+    };
+    if dirs.is_some_and(|d| d.split('/').any(|c| c.starts_with('.'))) {
+        return Err(SkipReason::Hidden);
+    }
+    if name == MAP_FILE_NAME {
+        return Err(SkipReason::MapFile);
+    }
+    if name == LEGACY_MAP_FILE_NAME {
+        return Err(SkipReason::LegacyMapFile);
+    }
+    let path = Path::new(name);
+    let ext = path.extension().and_then(|e| e.to_str());
+    if ext.is_some() && name.starts_with('.') {
+        return Err(SkipReason::Hidden);
+    }
+    match ext {
+        None => Err(SkipReason::NoExtension),
+        Some(_) => registry.for_path(path).ok_or(SkipReason::UnknownExtension),
+    }
+}
+
+#[cfg(test)]
+mod classify_tests {
+    use super::*;
+
+    #[test]
+    fn listed_keys_follow_the_walk_rules() {
+        let registry = HandlerRegistry::builtin();
+        assert!(classify_relative("a/b/c.csv", &registry).is_ok());
+        assert_eq!(
+            classify_relative(".hidden/c.csv", &registry).err(),
+            Some(SkipReason::Hidden)
+        );
+        assert_eq!(
+            classify_relative("a/.x.csv", &registry).err(),
+            Some(SkipReason::Hidden)
+        );
+        assert_eq!(
+            classify_relative(".br_map.bazan", &registry).err(),
+            Some(SkipReason::MapFile)
+        );
+        assert_eq!(
+            classify_relative("README", &registry).err(),
+            Some(SkipReason::NoExtension)
+        );
+        assert_eq!(
+            classify_relative("notes.bak", &registry).err(),
+            Some(SkipReason::UnknownExtension)
         );
     }
 }

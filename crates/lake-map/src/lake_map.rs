@@ -8,10 +8,14 @@ use std::sync::{Arc, OnceLock};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use arrow_array::{Array, ArrayRef, BinaryArray, Int64Array, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
+
+#[path = "text_column.rs"]
+mod text_column;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lake_locators::{Block, Stats};
 use serde_json::Value;
+pub(crate) use text_column::{ChunkDecoder, TextColumn};
 
 use crate::config::{MapConfig, stats_columns_to_json};
 use crate::discovery::check_entry_paths;
@@ -209,6 +213,14 @@ pub struct Segment {
     pub len: u64,
 }
 
+/// The JSON columns of a loaded map, read from the map file as they are used.
+#[derive(Debug, Clone)]
+pub(crate) struct LazyJson {
+    pub(crate) row_groups_json: TextColumn,
+    pub(crate) stats_json: TextColumn,
+    pub(crate) schema_json: TextColumn,
+}
+
 /// One entry's parsed blocks, filled on first use.
 type BlockSlot = OnceLock<ParsedBlocks>;
 
@@ -226,6 +238,9 @@ pub struct LakeMap {
     blocks: OnceLock<Box<[BlockSlot]>>,
     /// The memory-mapped map file the columns point into (maps loaded from disk).
     mapped: Option<arrow_buffer::Buffer>,
+    /// Where the entries' bytes are read from when they are not files under `root` (an
+    /// object store); `None` reads the files under `root`.
+    source: Option<Arc<dyn crate::source::EntrySource>>,
 }
 
 impl std::fmt::Debug for LakeMap {
@@ -249,22 +264,32 @@ struct Columns {
     mtime_ms: Int64Array,
     row_count: Int64Array,
     first_global_row: Int64Array,
-    row_groups_json: BinaryArray,
+    row_groups_json: TextColumn,
     blake3: StringArray,
-    stats_json: BinaryArray,
-    schema_json: BinaryArray,
+    stats_json: TextColumn,
+    schema_json: TextColumn,
+    /// The optional eleventh column: each object's ETag as its store returned it (maps of
+    /// lakes in object stores).
+    etag: Option<StringArray>,
 }
 
-/// Stands in for a JSON value whose bytes are not UTF-8 (a damaged map): it fails to parse
-/// as JSON, so the entry's reader reports the damage instead of reading garbage.
-const INVALID_UTF8: &str = "<invalid UTF-8 in the map>";
+/// The name of the optional eleventh column of a schema-3 map: the ETag of each object of a
+/// lake in an object store, as the store returned it.
+pub const ETAG_COLUMN: &str = "etag";
 
-fn json_str(a: &BinaryArray, i: usize) -> Option<&str> {
-    if a.is_null(i) {
-        None
-    } else {
-        Some(std::str::from_utf8(a.value(i)).unwrap_or(INVALID_UTF8))
-    }
+/// `schema` and `columns` with the nullable Utf8 `etag` column appended.
+fn with_etag_column(
+    schema: &SchemaRef,
+    mut columns: Vec<ArrayRef>,
+    etag: ArrayRef,
+) -> (SchemaRef, Vec<ArrayRef>) {
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(Field::new(ETAG_COLUMN, DataType::Utf8, true));
+    columns.push(etag);
+    (
+        Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())),
+        columns,
+    )
 }
 
 fn column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a ArrayRef> {
@@ -283,6 +308,53 @@ impl LakeMap {
         Self::from_batch(root, config, MAP_SCHEMA, batch, root)
     }
 
+    /// Builds a map of a lake in an object store: [`LakeMap::from_entries`] plus each
+    /// object's ETag (`etags[i]` for `entries[i]`), stored in the optional `etag` column.
+    pub fn from_entries_with_etags(
+        root: &Path,
+        config: MapConfig,
+        entries: &[MapEntry],
+        etags: &[Option<String>],
+    ) -> Result<Self> {
+        if etags.len() != entries.len() {
+            return Err(Error::invalid(
+                root,
+                format!("{} ETags for {} entries", etags.len(), entries.len()),
+            ));
+        }
+        let batch = entries_to_batch(entries, &config)?;
+        let etag: ArrayRef = Arc::new(StringArray::from_iter(etags.iter().map(Option::as_deref)));
+        let (schema, columns) = with_etag_column(&batch.schema(), batch.columns().to_vec(), etag);
+        let batch = RecordBatch::try_new(schema, columns).map_err(|source| Error::Arrow {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        Self::from_batch(root, config, MAP_SCHEMA, batch, root)
+    }
+
+    /// The ETag stored for entry `i` (maps of object-store lakes; `None` otherwise).
+    pub fn etag(&self, i: usize) -> Option<&str> {
+        self.cols.etag.as_ref().and_then(|a| opt_str(a, i))
+    }
+
+    /// Reads the entries' bytes through `source` instead of from the files under the root
+    /// (a lake in an object store).
+    pub fn with_source(mut self, source: Arc<dyn crate::source::EntrySource>) -> Self {
+        self.source = Some(source);
+        self
+    }
+
+    /// The source set by [`LakeMap::with_source`], if any.
+    pub fn source(&self) -> Option<&Arc<dyn crate::source::EntrySource>> {
+        self.source.as_ref()
+    }
+
+    /// Points the map at another root (a lake read from where its map was copied).
+    pub fn with_root(mut self, root: &Path) -> Self {
+        self.root = root.to_path_buf();
+        self
+    }
+
     /// Wraps a schema-3 shaped batch, checking every entry (`origin` names the map file in
     /// errors).
     pub(crate) fn from_batch(
@@ -290,6 +362,19 @@ impl LakeMap {
         config: MapConfig,
         map_schema: u32,
         batch: RecordBatch,
+        origin: &Path,
+    ) -> Result<Self> {
+        Self::from_parts(root, config, map_schema, batch, None, origin)
+    }
+
+    /// [`LakeMap::from_batch`] of a batch holding every column but the JSON ones, which
+    /// `json` reads (when given) as they are used.
+    pub(crate) fn from_parts(
+        root: &Path,
+        config: MapConfig,
+        map_schema: u32,
+        batch: RecordBatch,
+        json: Option<LazyJson>,
         origin: &Path,
     ) -> Result<Self> {
         let utf8 = |name: &str, nullable: bool| -> Result<StringArray> {
@@ -311,23 +396,26 @@ impl LakeMap {
         };
         // The JSON columns are kept as bytes: the loader decodes them as Binary so that their
         // UTF-8 is checked per entry when read, not for the whole map at load time.
-        let json = |name: &str, nullable: bool| -> Result<BinaryArray> {
+        // The JSON columns are kept as bytes: the loader decodes them as Binary so that their
+        // UTF-8 is checked per entry when read, not for the whole map at load time. A loaded
+        // schema-3 map hands them in `json`, decoded chunk by chunk on first use.
+        let lazy = json;
+        let json = |name: &str, nullable: bool, lazy: Option<TextColumn>| -> Result<TextColumn> {
+            if let Some(col) = lazy {
+                return Ok(col);
+            }
             let col = column(&batch, name)
                 .ok_or_else(|| Error::invalid(origin, format!("missing column {name:?}")))?;
-            let arr = if let Some(b) = col.as_binary_opt::<i32>() {
-                b.clone()
-            } else if let Some(s) = col.as_string_opt::<i32>() {
-                BinaryArray::from(s.clone())
-            } else {
-                return Err(Error::invalid(
+            let arr = TextColumn::decoded(col, nullable).ok_or_else(|| {
+                Error::invalid(
                     origin,
                     format!(
                         "column {name:?} has type {}, expected Utf8",
                         col.data_type()
                     ),
-                ));
-            };
-            if !nullable && arr.null_count() > 0 {
+                )
+            })?;
+            if !nullable && arr.has_nulls() {
                 return Err(Error::invalid(origin, format!("column {name:?} has nulls")));
             }
             Ok(arr)
@@ -356,10 +444,26 @@ impl LakeMap {
             mtime_ms: int("mtime_ms")?,
             row_count: int("row_count")?,
             first_global_row: int("first_global_row")?,
-            row_groups_json: json("row_groups_json", false)?,
+            row_groups_json: json(
+                "row_groups_json",
+                false,
+                lazy.as_ref().map(|l| l.row_groups_json.clone()),
+            )?,
             blake3: utf8("blake3", true)?,
-            stats_json: json("stats_json", true)?,
-            schema_json: json("schema_json", true)?,
+            stats_json: json(
+                "stats_json",
+                true,
+                lazy.as_ref().map(|l| l.stats_json.clone()),
+            )?,
+            schema_json: json(
+                "schema_json",
+                true,
+                lazy.as_ref().map(|l| l.schema_json.clone()),
+            )?,
+            etag: match column(&batch, ETAG_COLUMN) {
+                Some(_) => Some(utf8(ETAG_COLUMN, true)?),
+                None => None,
+            },
         };
         let n = batch.num_rows();
         let mut expected_first: u64 = 0;
@@ -405,6 +509,7 @@ impl LakeMap {
             total_bytes,
             blocks,
             mapped: None,
+            source: None,
         })
     }
 
@@ -450,10 +555,16 @@ impl LakeMap {
     /// it (the JSON columns as Utf8, their UTF-8 checked here); what the writer stores.
     pub fn to_record_batch(&self) -> Result<RecordBatch> {
         let c = &self.cols;
-        let utf8 = |a: &BinaryArray, name: &str| -> Result<ArrayRef> {
-            StringArray::try_from_binary(a.clone())
-                .map(|s| Arc::new(s) as ArrayRef)
-                .map_err(|e| Error::invalid(&self.root, format!("column {name}: {e}")))
+        let utf8 = |a: &TextColumn, name: &str| -> Result<ArrayRef> {
+            a.to_utf8().map(|s| Arc::new(s) as ArrayRef).map_err(|i| {
+                Error::invalid(
+                    &self.root,
+                    format!(
+                        "column {name}: the value of entry {:?} is not valid UTF-8",
+                        c.path.value(i)
+                    ),
+                )
+            })
         };
         let columns: Vec<ArrayRef> = vec![
             Arc::new(c.path.clone()),
@@ -467,7 +578,12 @@ impl LakeMap {
             utf8(&c.stats_json, "stats_json")?,
             utf8(&c.schema_json, "schema_json")?,
         ];
-        RecordBatch::try_new(map_schema(&self.config), columns).map_err(|source| Error::Arrow {
+        let mut schema = map_schema(&self.config);
+        let mut columns = columns;
+        if let Some(etag) = &c.etag {
+            (schema, columns) = with_etag_column(&schema, columns, Arc::new(etag.clone()));
+        }
+        RecordBatch::try_new(schema, columns).map_err(|source| Error::Arrow {
             path: self.root.clone(),
             source,
         })
@@ -504,10 +620,10 @@ impl LakeMap {
             mtime_ms: c.mtime_ms.value(i),
             row_count: c.row_count.value(i) as u64,
             first_global_row: c.first_global_row.value(i) as u64,
-            row_groups_json: json_str(&c.row_groups_json, i).unwrap_or("[]"),
+            row_groups_json: c.row_groups_json.str(i).unwrap_or("[]"),
             blake3: opt_str(&c.blake3, i),
-            stats_json: json_str(&c.stats_json, i),
-            schema_json: json_str(&c.schema_json, i),
+            stats_json: c.stats_json.str(i),
+            schema_json: c.schema_json.str(i),
         }
     }
 
@@ -542,7 +658,7 @@ impl LakeMap {
             return Ok(b);
         }
         let path = self.cols.path.value(i);
-        let json = json_str(&self.cols.row_groups_json, i).unwrap_or("[]");
+        let json = self.cols.row_groups_json.str(i).unwrap_or("[]");
         let parsed: Vec<Block> = serde_json::from_str(json).map_err(|err| {
             Error::invalid(
                 self.root.join(path),

@@ -19,16 +19,17 @@ pub mod lake_map;
 pub mod map_file;
 pub mod read;
 pub mod show;
+pub mod source;
 pub mod update;
 
 pub use config::{DEFAULT_STRIDE, Fingerprint, MapConfig, TextEncoding};
 pub use create::{
     CreateOptions, CreateReport, FileFailure, Progress, ProgressFn, ProgressTally, create_map,
-    create_map_with, hash_file,
+    create_map_with, entry_from_index, hash_file,
 };
 pub use discovery::{
-    DiscoveredFile, Discovery, LEGACY_MAP_FILE_NAME, MAP_FILE_NAME, SkipReason, Skipped, discover,
-    resolve_map_path,
+    DiscoveredFile, Discovery, LEGACY_MAP_FILE_NAME, MAP_FILE_NAME, SkipReason, Skipped,
+    classify_relative, discover, resolve_map_path,
 };
 pub use error::{Error, Result};
 pub use handlers::{Handler, HandlerRegistry};
@@ -36,4 +37,5 @@ pub use lake_locators::StatsColumns;
 pub use lake_map::{Entry, LakeMap, Location, MapEntry, Segment, assign_first_global_rows};
 pub use map_file::{MAP_SCHEMA, load_map, load_map_file, map_schema, write_map, write_map_to};
 pub use read::FileSlice;
+pub use source::{EntrySource, ReadNeed};
 pub use update::{UpdateOptions, UpdateReport, update_map, update_map_with};

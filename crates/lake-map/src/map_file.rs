@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::Int64Type;
+use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
 use arrow_buffer::Buffer;
 use arrow_ipc::convert::fb_to_schema;
 use arrow_ipc::reader::{FileDecoder, read_footer_length};
-use arrow_ipc::writer::FileWriter;
+use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::config::{
@@ -24,11 +24,23 @@ use crate::config::{
 };
 use crate::discovery::resolve_map_path;
 use crate::error::{Error, Result};
-use crate::lake_map::{LakeMap, MapEntry, assign_first_global_rows};
+use crate::lake_map::{
+    ChunkDecoder, LakeMap, LazyJson, MapEntry, TextColumn, assign_first_global_rows,
+};
 // The schema lives with the batches built under it; re-exported here, where it always was.
 pub use crate::lake_map::{MAP_SCHEMA, map_schema};
 
 const ARROW_MAGIC: &[u8; 6] = b"ARROW1";
+
+/// Entries per record batch of a map file the writer stores: the loader decodes the JSON
+/// columns one record batch at a time, when an entry of it is first used.
+pub const MAP_BATCH_ROWS: usize = 2048;
+
+/// The body compression of the map files the writer stores (`docs/lake-map.md` §2).
+const MAP_COMPRESSION: arrow_ipc::CompressionType = arrow_ipc::CompressionType::LZ4_FRAME;
+
+/// The columns read from the map file only when an entry's value is first used.
+const JSON_COLUMNS: [&str; 3] = ["row_groups_json", "stats_json", "schema_json"];
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -80,10 +92,21 @@ fn write_tmp(map: &LakeMap, tmp: &Path) -> Result<()> {
         path: tmp.to_path_buf(),
         source,
     };
-    let schema = map_schema(map.config());
-    let batch = map.to_record_batch()?;
-    let mut writer = FileWriter::try_new(BufWriter::new(file), &schema).map_err(arrow)?;
-    writer.write(&batch).map_err(arrow)?;
+    let batch = file_layout(map.to_record_batch()?).map_err(arrow)?;
+    let schema = batch.schema();
+    let options = IpcWriteOptions::default()
+        .try_with_compression(Some(MAP_COMPRESSION))
+        .map_err(arrow)?;
+    let mut writer =
+        FileWriter::try_new_with_options(BufWriter::new(file), &schema, options).map_err(arrow)?;
+    let n = batch.num_rows();
+    if n == 0 {
+        writer.write(&batch).map_err(arrow)?;
+    }
+    for start in (0..n).step_by(MAP_BATCH_ROWS) {
+        let len = MAP_BATCH_ROWS.min(n - start);
+        writer.write(&batch.slice(start, len)).map_err(arrow)?;
+    }
     writer.finish().map_err(arrow)?;
     let mut buf = writer.into_inner().map_err(arrow)?;
     buf.flush().map_err(|e| Error::io(tmp, e))?;
@@ -91,6 +114,39 @@ fn write_tmp(map: &LakeMap, tmp: &Path) -> Result<()> {
         .into_inner()
         .map_err(|e| Error::io(tmp, e.into_error()))?;
     file.sync_all().map_err(|e| Error::io(tmp, e))
+}
+
+/// The batch as the writer stores it: `schema_json` dictionary-encoded (the files of a lake
+/// share a few schemas, each then stored once), every other column as it is.
+fn file_layout(batch: RecordBatch) -> std::result::Result<RecordBatch, arrow_schema::ArrowError> {
+    let schema = batch.schema();
+    let Ok(i) = schema.index_of("schema_json") else {
+        return Ok(batch);
+    };
+    let Some(text) = batch.column(i).as_string_opt::<i32>() else {
+        return Ok(batch);
+    };
+    let mut b = arrow_array::builder::StringDictionaryBuilder::<Int32Type>::new();
+    for v in text.iter() {
+        match v {
+            Some(v) => {
+                b.append(v)?;
+            }
+            None => b.append_null(),
+        }
+    }
+    let mut columns = batch.columns().to_vec();
+    columns[i] = Arc::new(b.finish());
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields[i] = Field::new(
+        "schema_json",
+        DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+        true,
+    );
+    RecordBatch::try_new(
+        Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())),
+        columns,
+    )
 }
 
 /// Loads `<root>/.br_map.bazan`.
@@ -121,12 +177,18 @@ pub fn load_map_file(root: &Path, path: &Path) -> Result<LakeMap> {
             .map_err(|_| {
                 Error::invalid(path, "the Arrow IPC data is damaged (the decoder panicked)")
             })?;
-    let (schema, batches) = decoded?;
-    Ok(from_decoded(root, path, &schema, batches)?.with_mapping(buffer))
+    let (schema, batches, json) = decoded?;
+    Ok(from_decoded(root, path, &schema, batches, json)?.with_mapping(buffer))
 }
 
+/// What [`decode_ipc`] reads at load: the file's schema, its record batches (without the
+/// JSON columns of a schema-3 map) and those columns, read as they are used.
+type Decoded = (SchemaRef, Vec<RecordBatch>, Option<LazyJson>);
+
 /// Decodes an Arrow IPC file held in `buffer` (zero-copy for aligned, uncompressed data).
-fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+/// The JSON columns of a schema-3 map are left out of the batches and read later, one
+/// record batch at a time, when an entry's value is first used.
+fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<Decoded> {
     let bytes = buffer.as_slice();
     let n = bytes.len();
     if &bytes[..6] != ARROW_MAGIC || &bytes[n - 6..] != ARROW_MAGIC {
@@ -156,7 +218,33 @@ fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<(SchemaRef, Vec<RecordBatc
         .schema()
         .ok_or_else(|| Error::invalid(path, "footer has no schema"))?;
     let schema = Arc::new(fb_to_schema(fb_schema));
-    let mut decoder = FileDecoder::new(lazy_json_schema(&schema), footer.version());
+    let decode_schema = lazy_json_schema(&schema);
+    let lazy: Vec<usize> = if meta_or(&schema, "bazan.map_schema") == Some("3") {
+        JSON_COLUMNS
+            .iter()
+            .filter_map(|c| schema.index_of(c).ok())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let lazy = if lazy.len() == JSON_COLUMNS.len() {
+        lazy
+    } else {
+        Vec::new()
+    };
+    let version = footer.version();
+    let decoder_of = |projection: Option<Vec<usize>>| {
+        let d = FileDecoder::new(Arc::clone(&decode_schema), version);
+        match projection {
+            Some(p) => d.with_projection(p),
+            None => d,
+        }
+    };
+    let eager: Vec<usize> = (0..schema.fields().len())
+        .filter(|i| !lazy.contains(i))
+        .collect();
+    let mut decoders = vec![decoder_of((!lazy.is_empty()).then(|| eager.clone()))];
+    decoders.extend(lazy.iter().map(|&i| decoder_of(Some(vec![i]))));
     let block_buf = |block: &arrow_ipc::Block| -> Result<Buffer> {
         let off = usize::try_from(block.offset()).ok();
         let meta = usize::try_from(block.metaDataLength()).ok();
@@ -183,16 +271,22 @@ fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<(SchemaRef, Vec<RecordBatc
     if let Some(dicts) = footer.dictionaries() {
         for block in dicts {
             let buf = block_buf(block)?;
-            decoder.read_dictionary(block, &buf).map_err(|e| {
-                Error::invalid(path, format!("dictionary at byte {}: {e}", block.offset()))
-            })?;
+            check_compressed_lengths(block, &buf, path)?;
+            for decoder in &mut decoders {
+                decoder.read_dictionary(block, &buf).map_err(|e| {
+                    Error::invalid(path, format!("dictionary at byte {}: {e}", block.offset()))
+                })?;
+            }
         }
     }
     let mut batches = Vec::new();
-    if let Some(blocks) = footer.recordBatches() {
-        for block in blocks {
+    // The record batches' blocks, for the JSON columns' later reads.
+    let mut blocks = Vec::new();
+    if let Some(list) = footer.recordBatches() {
+        for block in list {
             let buf = block_buf(block)?;
-            let batch = decoder.read_record_batch(block, &buf).map_err(|e| {
+            check_compressed_lengths(block, &buf, path)?;
+            let batch = decoders[0].read_record_batch(block, &buf).map_err(|e| {
                 Error::invalid(
                     path,
                     format!("record batch at byte {}: {e}", block.offset()),
@@ -200,10 +294,107 @@ fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<(SchemaRef, Vec<RecordBatc
             })?;
             if let Some(batch) = batch {
                 batches.push(batch);
+                blocks.push((*block, buf));
             }
         }
     }
-    Ok((schema, batches))
+    let json = if lazy.is_empty() {
+        None
+    } else {
+        let mut starts = Vec::with_capacity(batches.len() + 1);
+        let mut at = 0usize;
+        starts.push(0);
+        for b in &batches {
+            at += b.num_rows();
+            starts.push(at);
+        }
+        let starts: Arc<[usize]> = Arc::from(starts);
+        let blocks = Arc::new(blocks);
+        let mut cols = decoders.into_iter().skip(1).map(|decoder| {
+            let blocks = Arc::clone(&blocks);
+            let decode: ChunkDecoder = Arc::new(move |c| {
+                let (block, buf) = blocks.get(c).ok_or("no such record batch")?;
+                // As at load: a damaged buffer can make arrow-ipc panic.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    decoder.read_record_batch(block, buf)
+                }))
+                .map_err(|_| "the decoder panicked".to_string())?
+                .map_err(|e| e.to_string())?
+                .map(|b| Arc::clone(b.column(0)))
+                .ok_or_else(|| "not a record batch".to_string())
+            });
+            decode
+        });
+        let mut next = |nullable| {
+            cols.next()
+                .map(|d| TextColumn::lazy(Arc::clone(&starts), d, nullable))
+        };
+        match (next(false), next(true), next(true)) {
+            (Some(row_groups_json), Some(stats_json), Some(schema_json)) => Some(LazyJson {
+                row_groups_json,
+                stats_json,
+                schema_json,
+            }),
+            _ => None,
+        }
+    };
+    Ok((schema, batches, json))
+}
+
+/// Refuses a compressed buffer whose stated uncompressed length is out of reach of its
+/// compressed bytes (over 1,024 times them, and over 1 MiB): arrow-ipc allocates that length
+/// before it decompresses, so a damaged length would abort the process instead of failing.
+fn check_compressed_lengths(block: &arrow_ipc::Block, buf: &Buffer, path: &Path) -> Result<()> {
+    let bytes = buf.as_slice();
+    let damaged =
+        |what: &str| Error::invalid(path, format!("message at byte {}: {what}", block.offset()));
+    let meta = usize::try_from(block.metaDataLength()).unwrap_or(usize::MAX);
+    if meta > bytes.len() || meta < 8 {
+        return Err(damaged("metadata length outside the block"));
+    }
+    let fb = if bytes[..4] == [0xff; 4] {
+        &bytes[8..meta]
+    } else {
+        &bytes[4..meta]
+    };
+    let message = arrow_ipc::root_as_message(fb).map_err(|e| damaged(&format!("metadata: {e}")))?;
+    let batch = match message.header_type() {
+        arrow_ipc::MessageHeader::RecordBatch => message.header_as_record_batch(),
+        arrow_ipc::MessageHeader::DictionaryBatch => {
+            message.header_as_dictionary_batch().and_then(|d| d.data())
+        }
+        _ => None,
+    };
+    let Some(batch) = batch else { return Ok(()) };
+    if batch.compression().is_none() {
+        return Ok(());
+    }
+    let body = &bytes[meta..];
+    for b in batch.buffers().into_iter().flatten() {
+        let start = usize::try_from(b.offset()).unwrap_or(usize::MAX);
+        let len = usize::try_from(b.length()).unwrap_or(usize::MAX);
+        let Some(data) = start.checked_add(len).and_then(|end| body.get(start..end)) else {
+            return Err(damaged("a buffer lies outside the message body"));
+        };
+        if data.len() < 8 {
+            continue;
+        }
+        let mut prefix = [0u8; 8];
+        prefix.copy_from_slice(&data[..8]);
+        let stated = i64::from_le_bytes(prefix);
+        // -1: stored uncompressed.
+        if stated == -1 {
+            continue;
+        }
+        let bound = (data.len() as u64).saturating_mul(1024).max(1 << 20);
+        if stated < 0 || stated as u64 > bound {
+            return Err(damaged(&format!(
+                "a compressed buffer of {} bytes states {stated} bytes uncompressed",
+                data.len()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The schema the decoder uses: a schema-3 map's JSON columns read as Binary (same layout as
@@ -217,14 +408,15 @@ fn lazy_json_schema(schema: &SchemaRef) -> SchemaRef {
         .fields()
         .iter()
         .map(|f| {
-            let json = matches!(
-                f.name().as_str(),
-                "row_groups_json" | "stats_json" | "schema_json"
-            );
-            if json && f.data_type() == &DataType::Utf8 {
-                Field::new(f.name(), DataType::Binary, f.is_nullable())
-            } else {
-                f.as_ref().clone()
+            let json = JSON_COLUMNS.contains(&f.name().as_str());
+            match f.data_type() {
+                DataType::Utf8 if json => Field::new(f.name(), DataType::Binary, f.is_nullable()),
+                DataType::Dictionary(k, v) if json && v.as_ref() == &DataType::Utf8 => Field::new(
+                    f.name(),
+                    DataType::Dictionary(k.clone(), Box::new(DataType::Binary)),
+                    f.is_nullable(),
+                ),
+                _ => f.as_ref().clone(),
             }
         })
         .collect();
@@ -240,6 +432,7 @@ fn from_decoded(
     path: &Path,
     schema: &SchemaRef,
     batches: Vec<RecordBatch>,
+    json: Option<LazyJson>,
 ) -> Result<LakeMap> {
     if let Some(kind) = meta_or(schema, "bazan.kind")
         && kind != "lake_map"
@@ -294,14 +487,20 @@ fn from_decoded(
     };
     if version == 3 {
         let config = read_config(schema, path)?;
-        if ncols != 10 {
+        let etag_last = ncols == 11
+            && schema.field(10).name() == crate::lake_map::ETAG_COLUMN
+            && schema.field(10).data_type() == &DataType::Utf8;
+        if ncols != 10 && !etag_last {
             return Err(Error::invalid(
                 path,
-                format!("map schema 3 has 10 columns, found {ncols}"),
+                format!(
+                    "map schema 3 has 10 columns (11 with an `etag` Utf8 column last), found \
+                     {ncols}"
+                ),
             ));
         }
         check_types(schema, path)?;
-        return LakeMap::from_batch(root, config, 3, batch, path);
+        return LakeMap::from_parts(root, config, 3, batch, json, path);
     }
     let entries = legacy_entries(&batch, version, path)?;
     let batch = crate::lake_map::entries_to_batch(&entries, &MapConfig::default())?;
@@ -358,7 +557,10 @@ fn check_types(schema: &Schema, path: &Path) -> Result<()> {
         let got = schema
             .field_with_name(want.name())
             .map_err(|_| Error::invalid(path, format!("missing column {:?}", want.name())))?;
-        if got.data_type() != want.data_type() {
+        let dictionary_text = JSON_COLUMNS.contains(&want.name().as_str())
+            && got.data_type()
+                == &DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+        if got.data_type() != want.data_type() && !dictionary_text {
             return Err(Error::invalid(
                 path,
                 format!(

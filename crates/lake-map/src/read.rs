@@ -50,7 +50,11 @@ impl OpenEntry {
 impl LakeMap {
     /// Checks that entry `i`'s file still has the stored size and mtime and returns its full
     /// path (a missing, changed or escaping file is an error naming it).
+    /// For a lake with an [`crate::EntrySource`], the source checks the entry its own way.
     pub fn check_fresh(&self, i: usize) -> Result<PathBuf> {
+        if let Some(source) = self.source() {
+            return source.prepare(self, i, None);
+        }
         let e = self.entry(i);
         let full = resolve_entry(self.root(), e.path)?;
         let meta = match std::fs::metadata(&full) {
@@ -96,7 +100,8 @@ impl LakeMap {
         columns: Option<&[String]>,
         registry: &HandlerRegistry,
     ) -> Result<BatchIter> {
-        let file = self.open_entry(segment.index, columns, registry)?;
+        let rows = segment.local_start..segment.local_start + segment.len;
+        let file = self.open_entry(segment.index, columns, registry, &[rows])?;
         let request = ReadRequest {
             rows: segment.local_start..segment.local_start + segment.len,
             blocks: file.blocks(),
@@ -119,7 +124,8 @@ impl LakeMap {
         columns: Option<&[String]>,
         registry: &HandlerRegistry,
     ) -> Result<Vec<RecordBatch>> {
-        let file = self.open_entry(i, columns, registry)?;
+        let ranges: Vec<std::ops::Range<u64>> = rows.iter().map(|&r| r..r + 1).collect();
+        let file = self.open_entry(i, columns, registry, &ranges)?;
         let request = RowsRequest {
             rows,
             blocks: file.blocks(),
@@ -136,6 +142,7 @@ impl LakeMap {
         i: usize,
         columns: Option<&[String]>,
         registry: &HandlerRegistry,
+        rows: &[std::ops::Range<u64>],
     ) -> Result<OpenEntry> {
         let e = self.entry(i);
         let handler = registry
@@ -163,7 +170,12 @@ impl LakeMap {
                 }
             }
         }
-        let path = self.check_fresh(i)?;
+        let layout = if handler.dynamic {
+            None
+        } else {
+            handler.locator.byte_layout()
+        };
+        let path = self.prepare_read(i, rows, layout)?;
         let blocks = self.blocks(i)?;
         Ok(OpenEntry {
             path,

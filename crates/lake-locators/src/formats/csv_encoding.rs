@@ -112,12 +112,24 @@ impl Locator for DelimitedTextLocator {
         "csv"
     }
 
+    fn infers_schema(&self) -> bool {
+        true
+    }
+
+    fn with_text_encoding(&self, encoding: TextEncoding) -> Option<std::sync::Arc<dyn Locator>> {
+        Some(std::sync::Arc::new(DelimitedTextLocator::new(encoding)))
+    }
+
     fn extensions(&self) -> &[&str] {
         EXTENSIONS
     }
 
     fn reads_whole_file(&self) -> bool {
         true
+    }
+
+    fn byte_layout(&self) -> Option<crate::ByteLayout> {
+        Some(crate::ByteLayout::HEAD_AND_BLOCKS)
     }
 
     fn formats(&self) -> &[&str] {

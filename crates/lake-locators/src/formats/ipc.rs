@@ -383,8 +383,20 @@ impl Locator for ArrowFileLocator {
         FILE_FORMAT
     }
 
+    fn decodes_inline(&self) -> bool {
+        true
+    }
+
     fn extensions(&self) -> &[&str] {
         &["arrow", "ipc", "feather"]
+    }
+
+    fn byte_layout(&self) -> Option<crate::ByteLayout> {
+        Some(crate::ByteLayout {
+            head: true,
+            tail: true,
+            block_end: crate::BlockEnd::Total,
+        })
     }
 
     fn formats(&self) -> &[&str] {
@@ -772,8 +784,16 @@ impl Locator for ArrowStreamLocator {
         STREAM_FORMAT
     }
 
+    fn decodes_inline(&self) -> bool {
+        true
+    }
+
     fn extensions(&self) -> &[&str] {
         &["arrows"]
+    }
+
+    fn byte_layout(&self) -> Option<crate::ByteLayout> {
+        Some(crate::ByteLayout::HEAD_AND_BLOCKS)
     }
 
     fn formats(&self) -> &[&str] {

@@ -625,12 +625,20 @@ impl Locator for MsgPackLocator {
         FORMAT
     }
 
+    fn infers_schema(&self) -> bool {
+        true
+    }
+
     fn extensions(&self) -> &[&str] {
         &["msgpack", "mpk"]
     }
 
     fn reads_whole_file(&self) -> bool {
         true
+    }
+
+    fn byte_layout(&self) -> Option<crate::ByteLayout> {
+        Some(crate::ByteLayout::HEAD_AND_BLOCKS)
     }
 
     fn formats(&self) -> &[&str] {

@@ -345,6 +345,14 @@ impl Locator for OrcLocator {
         &["orc"]
     }
 
+    fn byte_layout(&self) -> Option<crate::ByteLayout> {
+        Some(crate::ByteLayout {
+            head: true,
+            tail: true,
+            block_end: crate::BlockEnd::Total,
+        })
+    }
+
     fn formats(&self) -> &[&str] {
         &[FORMAT]
     }

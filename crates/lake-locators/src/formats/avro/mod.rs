@@ -97,6 +97,10 @@ impl Locator for AvroLocator {
         &["avro"]
     }
 
+    fn byte_layout(&self) -> Option<crate::ByteLayout> {
+        Some(crate::ByteLayout::HEAD_AND_BLOCKS)
+    }
+
     fn formats(&self) -> &[&str] {
         &[FORMAT]
     }

@@ -7,6 +7,7 @@
 //! types a string column as Utf8View gets it decoded as Utf8View.
 
 mod footer;
+mod ranged;
 mod take;
 pub mod trace;
 
@@ -47,8 +48,24 @@ impl Locator for ParquetLocator {
         FORMAT
     }
 
+    fn decodes_inline(&self) -> bool {
+        true
+    }
+
+    fn decodes_string_views(&self) -> bool {
+        true
+    }
+
     fn extensions(&self) -> &[&str] {
         &["parquet"]
+    }
+
+    fn byte_layout(&self) -> Option<crate::ByteLayout> {
+        Some(crate::ByteLayout {
+            head: false,
+            tail: true,
+            block_end: crate::BlockEnd::Compressed,
+        })
     }
 
     fn formats(&self) -> &[&str] {
@@ -60,6 +77,23 @@ impl Locator for ParquetLocator {
         columnar::guard(path, FORMAT, || {
             self.index_reader(path, bounded(path)?, options)
         })
+    }
+
+    fn index_ranged(
+        &self,
+        path: &Path,
+        size: u64,
+        read: &crate::RangeRead,
+        options: &IndexOptions,
+    ) -> Option<Result<FileIndex>> {
+        let reader = ranged::RangedReader {
+            read: read.clone(),
+            len: size,
+        };
+        // Format libraries may panic on malformed input; that becomes a typed error.
+        Some(columnar::guard(path, FORMAT, || {
+            self.index_reader(path, reader, options)
+        }))
     }
 
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {

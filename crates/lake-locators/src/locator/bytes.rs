@@ -1,0 +1,217 @@
+//! Which bytes of a file a read touches, so that a file far away (an object in a bucket) is
+//! fetched by ranges instead of whole: [`ByteLayout`] is a format's property
+//! ([`crate::Locator::byte_layout`]), and [`read_ranges`] turns it, with a file's stored
+//! blocks, into the byte ranges a read of some of its rows needs.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::Block;
+
+/// Reads a byte range of a file that is not on this machine (an object in a bucket): what
+/// [`crate::Locator::index_ranged`] reads through.
+pub type RangeRead = Arc<dyn Fn(Range<u64>) -> std::io::Result<bytes::Bytes> + Send + Sync>;
+
+/// Where a block's stored bytes end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockEnd {
+    /// At the next block's `first_byte` (the last block: at the end of the file, or where the
+    /// tail starts). The row formats' checkpoints, Avro data blocks.
+    NextBlock,
+    /// At `first_byte + total_byte_size` (ORC stripes, Arrow IPC batches).
+    Total,
+    /// At `first_byte + compressed_size` (Parquet row groups: their column chunks).
+    Compressed,
+}
+
+/// The parts of a file a read of some of its blocks touches: the blocks themselves, plus a
+/// head (the bytes before the first block: a CSV header line, an Avro or Arrow IPC schema
+/// and dictionaries) and a tail (the bytes after the last block: a Parquet footer and page
+/// index, an ORC or Arrow IPC file footer) when the format says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteLayout {
+    /// The bytes before the first block are read too.
+    pub head: bool,
+    /// The bytes after the last block are read too.
+    pub tail: bool,
+    /// Where a block ends.
+    pub block_end: BlockEnd,
+}
+
+impl ByteLayout {
+    /// Blocks after a head, nothing after the last block (row formats, Avro, Arrow streams).
+    pub const HEAD_AND_BLOCKS: ByteLayout = ByteLayout {
+        head: true,
+        tail: false,
+        block_end: BlockEnd::NextBlock,
+    };
+}
+
+/// The byte ranges of a file of `size` bytes that a read of its local rows `rows` touches,
+/// given its stored `blocks` and its format's `layout`: sorted, disjoint, neighbours merged.
+/// `None` when the blocks lack the byte positions this needs (the whole file is needed
+/// then). Fine checkpoints narrow the first and last touched block of a row format to the
+/// checkpoints around the wanted rows.
+pub fn read_ranges(
+    layout: &ByteLayout,
+    size: u64,
+    blocks: &[Block],
+    rows: Range<u64>,
+) -> Option<Vec<Range<u64>>> {
+    if blocks.is_empty() {
+        return None;
+    }
+    let mut starts = Vec::with_capacity(blocks.len());
+    for b in blocks {
+        starts.push(b.first_byte?.min(size));
+    }
+    let end_of = |i: usize| -> Option<u64> {
+        let b = &blocks[i];
+        let end = match layout.block_end {
+            BlockEnd::NextBlock => match starts.get(i + 1) {
+                Some(&next) => next,
+                None => size,
+            },
+            BlockEnd::Total => starts[i].checked_add(b.total_byte_size?)?,
+            BlockEnd::Compressed => starts[i].checked_add(b.compressed_size?)?,
+        };
+        Some(end.clamp(starts[i], size))
+    };
+    let mut out: Vec<Range<u64>> = Vec::new();
+    if layout.head {
+        let first = starts.iter().copied().min().unwrap_or(0);
+        out.push(0..first);
+    }
+    if rows.start < rows.end {
+        for (i, b) in blocks.iter().enumerate() {
+            let have = b.row_range();
+            if have.end <= rows.start || have.start >= rows.end || b.row_count == 0 {
+                continue;
+            }
+            let mut start = starts[i];
+            let mut end = end_of(i)?;
+            if let Some(fine) = b.fine.as_ref().filter(|f| f.rows > 0) {
+                // fine.bytes[j] is the offset of the block's row (j + 1) * rows.
+                if rows.start > have.start {
+                    let k = (rows.start - have.start) / fine.rows;
+                    if k >= 1
+                        && let Some(&off) = fine.bytes.get(k as usize - 1)
+                    {
+                        start = (starts[i] + off).min(end);
+                    }
+                }
+                if rows.end < have.end {
+                    let j = (rows.end - 1 - have.start) / fine.rows;
+                    if let Some(&off) = fine.bytes.get(j as usize) {
+                        end = (starts[i] + off).clamp(start, end);
+                    }
+                }
+            }
+            out.push(start..end);
+        }
+    }
+    if layout.tail {
+        let mut data_end = 0;
+        for i in 0..blocks.len() {
+            data_end = data_end.max(end_of(i)?);
+        }
+        out.push(data_end..size);
+    }
+    Some(merge_ranges(out, 0))
+}
+
+/// Sorts `ranges`, drops empty ones and merges those closer than `gap` bytes.
+pub fn merge_ranges(mut ranges: Vec<Range<u64>>, gap: u64) -> Vec<Range<u64>> {
+    ranges.retain(|r| r.start < r.end);
+    ranges.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end.saturating_add(gap) => {
+                last.end = last.end.max(r.end);
+            }
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::FineCheckpoints;
+
+    fn checkpoints(starts: &[u64], rows: u64) -> Vec<Block> {
+        starts
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| Block {
+                row_count: rows,
+                ..Block::checkpoint(i as u64, i as u64 * rows, s)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn row_format_reads_head_and_touched_blocks_only() {
+        let blocks = checkpoints(&[10, 100, 200, 300], 10);
+        let got = read_ranges(&ByteLayout::HEAD_AND_BLOCKS, 400, &blocks, 12..15).unwrap();
+        assert_eq!(got, vec![0..10, 100..200]);
+        let got = read_ranges(&ByteLayout::HEAD_AND_BLOCKS, 400, &blocks, 25..40).unwrap();
+        assert_eq!(got, vec![0..10, 200..400]);
+    }
+
+    #[test]
+    fn fine_checkpoints_narrow_the_span() {
+        let mut blocks = checkpoints(&[0, 1000], 100);
+        blocks[0].fine = Some(FineCheckpoints {
+            rows: 10,
+            bytes: (1..10).map(|k| k * 100).collect(),
+        });
+        // Rows 35..47 lie between the checkpoints of rows 30 (byte 300) and 50 (byte 500).
+        let got = read_ranges(&ByteLayout::HEAD_AND_BLOCKS, 2000, &blocks, 35..47).unwrap();
+        assert_eq!(got, vec![300..500]);
+        // Up to the block's last row: to the next block.
+        let got = read_ranges(&ByteLayout::HEAD_AND_BLOCKS, 2000, &blocks, 95..100).unwrap();
+        assert_eq!(got, vec![900..1000]);
+    }
+
+    #[test]
+    fn footer_formats_read_the_tail() {
+        let mut blocks = checkpoints(&[4, 50], 10);
+        blocks[0].compressed_size = Some(46);
+        blocks[1].compressed_size = Some(40);
+        let layout = ByteLayout {
+            head: false,
+            tail: true,
+            block_end: BlockEnd::Compressed,
+        };
+        let got = read_ranges(&layout, 200, &blocks, 0..3).unwrap();
+        assert_eq!(got, vec![4..50, 90..200]);
+    }
+
+    #[test]
+    fn missing_positions_mean_the_whole_file() {
+        let blocks = vec![Block::rows(0, 0, 10)];
+        assert_eq!(
+            read_ranges(&ByteLayout::HEAD_AND_BLOCKS, 10, &blocks, 0..1),
+            None
+        );
+        let mut sized = checkpoints(&[0], 10);
+        sized[0].total_byte_size = None;
+        let layout = ByteLayout {
+            head: true,
+            tail: true,
+            block_end: BlockEnd::Total,
+        };
+        assert_eq!(read_ranges(&layout, 10, &sized, 0..1), None);
+    }
+
+    #[test]
+    fn merge_joins_close_ranges() {
+        assert_eq!(
+            merge_ranges(vec![10..20, 0..5, 22..30, 40..40], 2),
+            vec![0..5, 10..30]
+        );
+    }
+}
