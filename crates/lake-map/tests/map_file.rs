@@ -82,9 +82,23 @@ fn written_loaded_equal() {
     assert_eq!(md["bazan.fingerprint"], "blake3");
     assert_eq!(md["bazan.stats_columns"], r#"["v"]"#);
     assert_eq!(md["bazan.text_encoding"], "latin-1");
+    // Stored as map_schema says, with `schema_json` dictionary-encoded (§2).
     let file = fs::File::open(resolve_map_path(dir.path())).unwrap();
     let reader = arrow_ipc::reader::FileReader::try_new(file, None).unwrap();
-    assert_eq!(reader.schema().as_ref(), schema.as_ref());
+    let stored: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.name().as_str() {
+            "schema_json" => Field::new(
+                "schema_json",
+                DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+                true,
+            ),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    let stored = Schema::new_with_metadata(stored, schema.metadata().clone());
+    assert_eq!(reader.schema().as_ref(), &stored);
 }
 
 #[test]
@@ -237,11 +251,24 @@ fn truncated_and_flipped_maps_never_panic() {
 }
 
 #[test]
-fn loaded_columns_point_into_the_mapping() {
+fn loaded_columns_of_an_uncompressed_map_point_into_the_mapping() {
     let dir = tempfile::tempdir().unwrap();
     write_lake(dir.path(), &standard_files());
-    create_map_with(dir.path(), &options(MapConfig::default())).unwrap();
+    let built = create_map_with(dir.path(), &options(MapConfig::default()))
+        .unwrap()
+        .map;
+    // The writer compresses; a map stored without compression (as older writers did) is
+    // still decoded zero-copy.
+    let batch = built.to_record_batch().unwrap();
+    let mut w = arrow_ipc::writer::FileWriter::try_new(
+        fs::File::create(resolve_map_path(dir.path())).unwrap(),
+        &batch.schema(),
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
     let map = load_map(dir.path()).unwrap();
+    assert_eq!(map.to_entries(), built.to_entries());
     let mapped = map.mapped_bytes().unwrap();
     let range = mapped.as_ptr_range();
     for (i, col) in map.batch().columns().iter().enumerate() {
@@ -324,4 +351,58 @@ fn multi_batch_maps_load_and_bad_utf8_json_is_an_error_not_a_panic() {
         map.to_record_batch().is_err(),
         "a damaged map is not written back"
     );
+}
+
+/// A map of many entries sharing a schema is stored in record batches of 2,048 entries, its
+/// body compressed and `schema_json` stored once: small per entry, and read back equal, its
+/// JSON columns decoded batch by batch as entries are used.
+#[test]
+fn large_maps_are_compact_and_read_back_equal() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let schema = r#"[{"name":"id","nullable":false,"type":"int64"},{"name":"name","nullable":true,"type":"utf8"}]"#;
+    let mut entries: Vec<lake_map::MapEntry> = (0..5_000u64)
+        .map(|i| lake_map::MapEntry {
+            path: format!("d{:02}/e{:02}/part-{i:06}.csv", i % 97, (i / 97) % 31),
+            format: "csv".into(),
+            size_bytes: 2_000 + i % 4_000,
+            mtime_ms: 1_764_400_000_000 + i as i64,
+            row_count: 20 + i % 13,
+            first_global_row: 0,
+            row_groups_json: format!(
+                r#"[{{"ordinal":0,"first_row":0,"row_count":{},"first_byte":25,"total_byte_size":{},"compressed_size":null,"columns":null}}]"#,
+                20 + i % 13,
+                1_975 + i % 4_000
+            ),
+            blake3: None,
+            stats_json: Some(format!(
+                r#"{{"id":{{"min":0,"max":{}}},"name":{{"min":"a{i}","max":"z{i}"}}}}"#,
+                19 + i % 13
+            )),
+            schema_json: (i % 10 != 3).then(|| schema.to_string()),
+        })
+        .collect();
+    lake_map::assign_first_global_rows(&mut entries);
+    let built = lake_map::LakeMap::from_entries(root, MapConfig::default(), &entries).unwrap();
+    let path = resolve_map_path(root);
+    lake_map::write_map_to(&built, &path).unwrap();
+    let size = fs::metadata(&path).unwrap().len();
+    assert!(size < 5_000 * 100, "{size} bytes for 5,000 entries");
+    let reader =
+        arrow_ipc::reader::FileReader::try_new(fs::File::open(&path).unwrap(), None).unwrap();
+    assert_eq!(reader.num_batches(), 3);
+    let loaded = load_map(root).unwrap();
+    // Entries of the last batch first: batches decode in any order.
+    let last = loaded.locate_row(loaded.total_rows() - 1).unwrap();
+    assert_eq!(last.entry().path, entries[4_999].path);
+    assert_eq!(last.block.unwrap().row_count, entries[4_999].row_count);
+    assert_eq!(loaded.to_entries(), entries);
+    assert_eq!(
+        loaded.to_record_batch().unwrap(),
+        built.to_record_batch().unwrap()
+    );
+    // Written again from the loaded map: the same bytes.
+    let again = root.join("again.bazan");
+    lake_map::write_map_to(&loaded, &again).unwrap();
+    assert_eq!(fs::read(&again).unwrap(), fs::read(&path).unwrap());
 }
