@@ -18,7 +18,9 @@
 //! - a 100-row slice deep in the big CSV and NDJSON vs DuckDB `LIMIT 100 OFFSET k`;
 //! - loading a 100,000-entry map, and 1M `locate_row` calls.
 //!
-//! `BAZAN_BENCH_LAKE=map cargo xtask bench lake` runs only the last part. The load average is
+//! `BAZAN_BENCH_LAKE=map cargo xtask bench lake` runs only the map load part, and
+//! `BAZAN_BENCH_LAKE=many` only the many-small-files figures ([`super::lake_many`]), which
+//! the full run ends with. The load average is
 //! printed at the start and end: figures taken while the machine is busy are noisy.
 
 use std::fs::{self, File};
@@ -335,6 +337,10 @@ pub fn run() -> anyhow::Result<()> {
     if std::env::var("BAZAN_BENCH_LAKE").is_ok_and(|v| v == "map") {
         return map_load_and_locate(&dir);
     }
+    // `BAZAN_BENCH_LAKE=many` runs only the many-small-files figures (`lake_many`).
+    if std::env::var("BAZAN_BENCH_LAKE").is_ok_and(|v| v == "many") {
+        return super::lake_many::run(&dir);
+    }
     if let Ok(spec) = std::env::var("BAZAN_BENCH_LAKE_RSS") {
         return rss_child(&spec);
     }
@@ -552,6 +558,7 @@ pub fn run() -> anyhow::Result<()> {
     println!("load average at end: {}", load_average());
     println!();
     map_load_and_locate(&dir)?;
+    super::lake_many::run(&dir)?;
     Ok(())
 }
 

@@ -120,6 +120,18 @@ fn csv_comment(g: &mut XorShift, out: &mut String) {
 /// Writes `quoted.csv` until it holds `bytes` bytes; returns its rows.
 fn quoted_csv(path: &Path, bytes: u64, g: &mut XorShift) -> anyhow::Result<u64> {
     let mut w = BufWriter::with_capacity(1 << 20, File::create(path)?);
+    let rows = quoted_csv_to(&mut w, bytes, g)?;
+    w.flush()?;
+    Ok(rows)
+}
+
+/// Writes the header and rows of `quoted.csv` to `w` until `bytes` bytes are written (at
+/// least one row); returns its rows.
+pub(crate) fn quoted_csv_to(
+    w: &mut impl std::io::Write,
+    bytes: u64,
+    g: &mut XorShift,
+) -> anyhow::Result<u64> {
     let mut written = 0u64;
     let head = "\u{feff}id,created_at,customer,amount,qty,paid,comment,country,score\r\n";
     w.write_all(head.as_bytes())?;
@@ -166,7 +178,6 @@ fn quoted_csv(path: &Path, bytes: u64, g: &mut XorShift) -> anyhow::Result<u64> 
         written += line.len() as u64;
         rows += 1;
     }
-    w.flush()?;
     Ok(rows)
 }
 
@@ -227,8 +238,20 @@ fn json_str(g: &mut XorShift, text: &str, out: &mut String) {
 
 /// Writes `events.ndjson` until it holds `bytes` bytes; returns its rows.
 fn events_ndjson(path: &Path, bytes: u64, g: &mut XorShift) -> anyhow::Result<u64> {
-    use std::fmt::Write as _;
     let mut w = BufWriter::with_capacity(1 << 20, File::create(path)?);
+    let rows = events_ndjson_to(&mut w, bytes, g)?;
+    w.flush()?;
+    Ok(rows)
+}
+
+/// Writes the lines of `events.ndjson` to `w` until `bytes` bytes are written; returns its
+/// rows.
+pub(crate) fn events_ndjson_to(
+    w: &mut impl std::io::Write,
+    bytes: u64,
+    g: &mut XorShift,
+) -> anyhow::Result<u64> {
+    use std::fmt::Write as _;
     let mut written = 0u64;
     let mut rows = 0u64;
     let mut line = String::with_capacity(4096);
@@ -295,11 +318,10 @@ fn events_ndjson(path: &Path, bytes: u64, g: &mut XorShift) -> anyhow::Result<u6
         written += line.len() as u64;
         rows += 1;
     }
-    w.flush()?;
     Ok(rows)
 }
 
-fn columnar_schema() -> Arc<Schema> {
+pub(crate) fn columnar_schema() -> Arc<Schema> {
     Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, false),
         Field::new("store", DataType::Utf8, false),
@@ -309,7 +331,11 @@ fn columnar_schema() -> Arc<Schema> {
 }
 
 /// `rows` rows in batches of `batch` rows.
-fn columnar_batches(rows: u64, batch: u64, g: &mut XorShift) -> anyhow::Result<Vec<RecordBatch>> {
+pub(crate) fn columnar_batches(
+    rows: u64,
+    batch: u64,
+    g: &mut XorShift,
+) -> anyhow::Result<Vec<RecordBatch>> {
     let mut out = Vec::new();
     let mut done = 0u64;
     while done < rows {

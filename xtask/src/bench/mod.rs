@@ -10,6 +10,7 @@ pub mod codecs;
 pub mod doctor;
 pub mod lake;
 pub mod lake_data;
+pub mod lake_many;
 pub mod lake_parts;
 pub mod lake_peers;
 pub mod locators;
