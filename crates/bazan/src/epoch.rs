@@ -505,7 +505,7 @@ impl Lake {
                     .map(|b| b.first_row..b.first_row + b.row_count)
                     .collect()
             } else {
-                vec![0..rows]
+                std::iter::once(0..rows).collect()
             };
             for r in ranges {
                 let mut s = r.start;
