@@ -21,12 +21,15 @@ def create_map(
     threads: Optional[int],
     progress: _Progress,
     encoding: str = "utf-8",
-) -> Tuple[Lake, List[Tuple[str, str]]]:
-    """Builds and writes the map of the lake at ``root``; returns it with the files left out."""
+) -> Tuple[Lake, List[Tuple[str, str]], List[str]]:
+    """Builds and writes the map of the lake at ``root``; returns it with the files left out
+    and the warnings about the options."""
 
 def update_map(
     root: _Path, *, skip_errors: bool, threads: Optional[int], progress: _Progress
-) -> Tuple[Lake, bool, List[str], List[str], List[str], int, List[Tuple[str, str]]]: ...
+) -> Tuple[Lake, Dict[str, Any]]:
+    """Updates the map of the lake at ``root``; returns it with the report of what changed
+    (the ``bazan map update --json`` object)."""
 def load_map(root: _Path) -> Lake:
     """Loads the map of the lake at ``root``."""
 

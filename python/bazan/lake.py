@@ -24,6 +24,7 @@ becomes large_string (values cast to text). A file lacking a column yields nulls
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import warnings
@@ -127,18 +128,18 @@ def create_map(
     no map is written. Ctrl-C raises ``KeyboardInterrupt`` and leaves no map behind.
     """
     root = _root(root)
-    stride = _int("stride", stride, 1)
+    stride = _int("stride", stride)
     fingerprint = _fingerprint(fingerprint)
     stats = _columns(stats_columns, "stats_columns")
     if not isinstance(skip_errors, bool):
         raise TypeError(f"skip_errors must be a bool, not {type(skip_errors).__name__}")
     if threads is not None:
-        threads = _int("threads", threads, 1)
+        threads = _int("threads", threads)
     if not isinstance(encoding, str):
         raise TypeError(f"encoding must be a str, not {type(encoding).__name__}")
     callback = _progress.resolve(progress, "map")
     try:
-        lake, failures = _bazan.create_map(
+        lake, failures, notes = _bazan.create_map(
             root,
             stride=stride,
             fingerprint=fingerprint,
@@ -150,48 +151,53 @@ def create_map(
         )
     finally:
         _progress.close(callback)
-    mapped = LakeMap(lake, failures)
-    if stats:
-        names = set(mapped.schema.names)
-        unknown = [c for c in stats if c not in names]
-        if unknown:
-            warnings.warn(
-                f"stats_columns names {', '.join(map(repr, unknown))} that no file of the "
-                "lake has",
-                UserWarning,
-                stacklevel=2,
-            )
-    return mapped
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=2)
+    return LakeMap(lake, failures)
 
 
 class UpdateReport:
     """What :func:`update_map` changed: ``created`` (the lake had no map), ``added``,
     ``modified`` and ``removed`` (relative paths, map order), ``kept`` (entries reused
     without reading their file), ``failures`` (``(path, message)`` left out with
-    ``skip_errors``), and ``map`` (the updated :class:`LakeMap`)."""
+    ``skip_errors``), and ``map`` (the updated :class:`LakeMap`). :meth:`to_dict` is the
+    object ``bazan map update --json`` prints."""
 
-    __slots__ = ("map", "created", "added", "modified", "removed", "kept", "failures")
+    __slots__ = ("map", "_report")
 
-    def __init__(self, lake: Any, created: bool, added: Sequence[str], modified: Sequence[str],
-                 removed: Sequence[str], kept: int, failures: Sequence[Tuple[str, str]]) -> None:
-        self.map = LakeMap(lake, failures)
-        self.created = created
-        self.added = list(added)
-        self.modified = list(modified)
-        self.removed = list(removed)
-        self.kept = kept
-        self.failures = list(failures)
+    def __init__(self, lake: Any, report: Dict[str, Any]) -> None:
+        self._report = report
+        self.map = LakeMap(lake, self.failures)
+
+    @property
+    def created(self) -> bool:
+        return self._report["created"]
+
+    @property
+    def added(self) -> List[str]:
+        return list(self._report["added"])
+
+    @property
+    def modified(self) -> List[str]:
+        return list(self._report["modified"])
+
+    @property
+    def removed(self) -> List[str]:
+        return list(self._report["removed"])
+
+    @property
+    def kept(self) -> int:
+        return self._report["kept"]
+
+    @property
+    def failures(self) -> List[Tuple[str, str]]:
+        return [(f["path"], f["message"]) for f in self._report["failures"]]
 
     def to_dict(self) -> Dict[str, Any]:
-        """The report as plain data (the shape of ``bazan map update --json``)."""
-        return {
-            "created": self.created,
-            "added": self.added,
-            "modified": self.modified,
-            "removed": self.removed,
-            "kept": self.kept,
-            "failures": [{"path": p, "message": m} for p, m in self.failures],
-        }
+        """The report as plain data, the object ``bazan map update --json`` prints: the keys
+        above (``failures`` as ``{path, message}`` dicts), ``map`` (the map file's path) and
+        the updated map's ``total_files``, ``total_rows`` and ``total_bytes``."""
+        return copy.deepcopy(self._report)
 
     def __repr__(self) -> str:
         return (f"UpdateReport(created={self.created}, added={len(self.added)}, "
@@ -214,7 +220,7 @@ def update_map(
     if not isinstance(skip_errors, bool):
         raise TypeError(f"skip_errors must be a bool, not {type(skip_errors).__name__}")
     if threads is not None:
-        threads = _int("threads", threads, 1)
+        threads = _int("threads", threads)
     callback = _progress.resolve(progress, "map")
     try:
         out = _bazan.update_map(root, skip_errors=skip_errors, threads=threads, progress=callback)

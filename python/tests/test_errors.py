@@ -141,7 +141,7 @@ def test_path_like_roots(tmp_path):
 
 def test_stats_columns_no_file_has_warn(tmp_path):
     root = lake_with(tmp_path / "lake", {"a.csv": "id,name\n1,a\n2,b\n"})
-    with pytest.warns(UserWarning, match="stats_columns names 'off' that no file"):
+    with pytest.warns(UserWarning, match="statistics columns that no file of the lake has: `off`"):
         bl.create_map(root, stats_columns=["off"], progress=False)
     import warnings
 

@@ -140,7 +140,7 @@ fn human(report: &DoctorReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bazan::engine::lake_doctor::{ErrorKind, PathError};
+    use bazan::lake::{DoctorErrorKind as ErrorKind, PathError};
 
     #[test]
     fn human_summary_lists_every_path() {

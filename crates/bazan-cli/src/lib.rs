@@ -20,6 +20,7 @@ mod read;
 mod sql;
 mod tsfile;
 mod tsfile_import;
+mod verbose;
 
 /// Bazan: read Apache TsFile, and map, slice and check data lakes.
 #[derive(Debug, Parser)]
@@ -62,7 +63,7 @@ enum Outcome {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
-    let _ = cli.verbose;
+    verbose::init(cli.verbose);
     match cli.command {
         Command::Read(args) => read::run(args),
         Command::Map(args) => map::run_map(args),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use bazan::lake::{Created, parse_stats_option, stats_columns_to_json};
-use bazan::{CreateOptions, Fingerprint, Lake, Progress, ProgressFn, StatsColumns};
+use bazan::{CreateOptions, Fingerprint, Lake, Progress, ProgressFn};
 
 use crate::Outcome;
 use crate::output::{Format, RowWriter, display_width};
@@ -218,31 +218,15 @@ fn update(a: UpdateArgs) -> anyhow::Result<Outcome> {
         bar.finish_and_clear();
     }
     let u = report.map_err(skip_hint)?;
-    let map = u.lake.map();
+    let map = u.map.map();
     if a.json {
-        let failures: Vec<serde_json::Value> = u
-            .failures
-            .iter()
-            .map(|f| serde_json::json!({"path": f.path, "message": f.message}))
-            .collect();
-        print_json(&serde_json::json!({
-            "map": u.lake.map_path().display().to_string(),
-            "created": u.created,
-            "added": u.added,
-            "modified": u.modified,
-            "removed": u.removed,
-            "kept": u.kept,
-            "failures": failures,
-            "total_files": map.total_files(),
-            "total_rows": map.total_rows(),
-            "total_bytes": map.total_bytes(),
-        }))?;
+        print_json(&u.to_json())?;
     } else {
         let mut out = io::stdout().lock();
         writeln!(
             out,
             "map {} {} in {:.3} s: {} added, {} modified, {} removed, {} kept",
-            u.lake.map_path().display(),
+            u.map.map_path().display(),
             if u.created { "created" } else { "updated" },
             u.elapsed.as_secs_f64(),
             u.added.len(),
@@ -284,45 +268,22 @@ fn create(a: CreateArgs) -> anyhow::Result<Outcome> {
         skip_errors: a.skip_errors,
         threads: a.threads,
         progress,
-        cancel: None,
+        ..CreateOptions::default()
     };
     let report = bazan::create_map(&a.lake, &options);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
     let report = report.map_err(skip_hint)?;
-    warn_unknown_stats(&options.stats, &report.lake)?;
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
     if a.json {
-        print_json(&report.lake.to_json()?)?;
+        print_json(&report.to_json()?)?;
     } else {
         print_summary(&report)?;
     }
     Ok(report_failures(&report.failures))
-}
-
-/// A `--stats` list naming columns that no file has gets a warning: `--stats off` (or a
-/// misspelt name) would otherwise keep no statistics without a word.
-fn warn_unknown_stats(stats: &StatsColumns, lake: &Lake) -> anyhow::Result<()> {
-    let StatsColumns::Only(list) = stats else {
-        return Ok(());
-    };
-    let schema = lake.schema()?;
-    let unknown: Vec<&str> = list
-        .iter()
-        .filter(|c| schema.field_with_name(c).is_err())
-        .map(String::as_str)
-        .collect();
-    if !unknown.is_empty() {
-        eprintln!(
-            "warning: --stats names {} that no file of the lake has (statistics: `all`, `none` or column names)",
-            unknown
-                .iter()
-                .map(|c| format!("`{c}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    Ok(())
 }
 
 /// Right-aligns numeric columns and left-aligns the rest.

@@ -47,7 +47,6 @@ pub(crate) struct SqlArgs {
 /// Runs `bazan sql`.
 pub(crate) fn run(a: SqlArgs) -> anyhow::Result<Outcome> {
     let session = match a.threads {
-        Some(0) => bail!("--threads must be at least 1"),
         Some(n) => bazan_sql::SqlSession::with_threads(n)?,
         None => bazan_sql::SqlSession::new()?,
     };

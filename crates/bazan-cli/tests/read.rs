@@ -203,3 +203,51 @@ fn corrupted_files_give_one_error_line() {
     }
     println!("{errors} corrupted files reported as errors");
 }
+
+/// `bazan read` takes the handler `map create` indexes a file with: a `.tsfile` (and a
+/// TsFile without its extension, by its magic bytes) reads as the rows `slice` prints of it.
+#[test]
+fn reads_a_tsfile_with_the_handler_map_create_uses() {
+    let src = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/tsfile-official/float_ts2diff_snappy.tsfile"
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let file = dir.path().join("t.tsfile");
+    std::fs::copy(src, &file).unwrap();
+    let map = bazan(&["map", "create", root, "--json"]);
+    assert!(
+        map.status.success(),
+        "{}",
+        String::from_utf8_lossy(&map.stderr)
+    );
+    let shown: serde_json::Value = serde_json::from_slice(&map.stdout).unwrap();
+    let rows = shown["total_rows"].as_u64().unwrap();
+    assert!(rows > 0);
+
+    let read = bazan(&["read", file.to_str().unwrap(), "--format", "ndjson"]);
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let text = stdout(&read);
+    assert_eq!(text.lines().count() as u64, rows);
+    let len = rows.to_string();
+    let slice = bazan(&[
+        "slice", root, "--start", "0", "--len", &len, "--format", "ndjson",
+    ]);
+    assert!(slice.status.success());
+    assert_eq!(text, stdout(&slice));
+
+    let bare = dir.path().join("no_extension");
+    std::fs::copy(src, &bare).unwrap();
+    let sniffed = bazan(&["read", bare.to_str().unwrap(), "--format", "ndjson"]);
+    assert!(
+        sniffed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sniffed.stderr)
+    );
+    assert_eq!(stdout(&sniffed), text);
+}

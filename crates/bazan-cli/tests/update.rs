@@ -103,11 +103,37 @@ fn stats_naming_no_column_warns() {
     assert!(off.status.success());
     let err = String::from_utf8_lossy(&off.stderr);
     assert!(
-        err.contains("warning: --stats names `off` that no file of the lake has"),
+        err.contains("warning: statistics columns that no file of the lake has: `off`"),
         "{err}"
     );
     let named = bazan(&["map", "create", root, "--stats", "id,name", "--json"]);
     assert!(named.status.success());
     let err = String::from_utf8_lossy(&named.stderr);
     assert!(!err.contains("warning"), "{err}");
+}
+
+/// `--verbose` prints the facade's debug lines (the map loaded or written, what an update
+/// kept and re-indexed) on stderr; without it there are none.
+#[test]
+fn verbose_prints_debug_lines() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("a.csv"), "id,name\n1,a\n2,b\n").expect("a.csv");
+    let root = dir.path().to_str().expect("utf-8 path");
+    let quiet = bazan(&["map", "create", root]);
+    assert!(quiet.status.success());
+    let err = String::from_utf8_lossy(&quiet.stderr);
+    assert!(!err.contains("debug:"), "{err}");
+
+    std::fs::write(dir.path().join("a.csv"), "id,name\n1,a\n2,b\n3,c\n").expect("edit");
+    let loud = bazan(&["map", "update", root, "--verbose"]);
+    assert!(loud.status.success());
+    let err = String::from_utf8_lossy(&loud.stderr);
+    assert!(err.contains("debug: bazan::lake: map of "), "{err}");
+    assert!(
+        err.contains(
+            "0 entries kept unchanged under the metadata fingerprint, 0 added, 1 re-indexed"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("stale entry re-indexed: a.csv"), "{err}");
 }

@@ -9,8 +9,7 @@ use std::path::Path;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use bazan::engine::lake_locators::Error as LocatorError;
-use bazan::{BatchIter, FileIndex, IndexOptions, Locator, ReadRequest};
+use bazan::{BatchIter, FileIndex, IndexOptions, Locator, LocatorError, ReadRequest};
 use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
 use pyo3_arrow::{PyRecordBatch, PySchema};

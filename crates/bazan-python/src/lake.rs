@@ -21,6 +21,7 @@ use crate::blocking::{self, OnInterrupt, ProgressPump};
 use crate::errors::{self, IntoPy};
 use crate::export::{to_batch, to_schema, to_table};
 use crate::handler::PyHandler;
+use crate::tsfile::json_to_py;
 
 fn parse_fingerprint(py: Python<'_>, text: &str) -> PyResult<Fingerprint> {
     text.parse().map_err(|_| {
@@ -31,33 +32,26 @@ fn parse_fingerprint(py: Python<'_>, text: &str) -> PyResult<Fingerprint> {
     })
 }
 
-/// What a map build or update needs besides its options: the thread count checked, a cancel
-/// token for Ctrl-C, and the progress pump with the engine callback feeding it.
+/// What a map build or update needs besides its options: a cancel token for Ctrl-C, and
+/// the progress pump with the engine callback feeding it. The options themselves (stride,
+/// threads) are checked by the facade, whose error is raised as it is.
 fn build_setup(
-    py: Python<'_>,
-    threads: Option<usize>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(CancelToken, Option<ProgressPump>, Option<bazan::ProgressFn>)> {
-    if threads == Some(0) {
-        return Err(errors::invalid(
-            py,
-            "threads must be at least 1 (or None: every core)",
-        ));
-    }
-    Ok(match progress {
+) -> (CancelToken, Option<ProgressPump>, Option<bazan::ProgressFn>) {
+    match progress {
         Some(cb) => {
             let (pump, feed) = ProgressPump::new(cb);
             (CancelToken::new(), Some(pump), Some(feed))
         }
         None => (CancelToken::new(), None, None),
-    })
+    }
 }
 
 /// Builds the map of the lake at `root` and returns it with the files left out
-/// (`skip_errors`), as `(path, message)` pairs.
+/// (`skip_errors`), as `(path, message)` pairs, and the facade's warnings about the options.
 #[pyfunction]
 #[pyo3(signature = (root, *, stride, fingerprint, stats_columns, skip_errors, threads, progress, encoding = "utf-8"))]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub(crate) fn create_map(
     py: Python<'_>,
     root: PathBuf,
@@ -68,13 +62,10 @@ pub(crate) fn create_map(
     threads: Option<usize>,
     progress: Option<Py<PyAny>>,
     encoding: &str,
-) -> PyResult<(PyLake, Vec<(String, String)>)> {
-    if stride == 0 {
-        return Err(errors::invalid(py, "stride must be at least 1"));
-    }
+) -> PyResult<(PyLake, Vec<(String, String)>, Vec<String>)> {
     let text_encoding =
         bazan::text_encoding(encoding).map_err(|e| errors::invalid(py, e.to_string()))?;
-    let (cancel, mut pump, feed) = build_setup(py, threads, progress)?;
+    let (cancel, mut pump, feed) = build_setup(progress);
     let options = CreateOptions {
         stride,
         fingerprint: parse_fingerprint(py, fingerprint)?,
@@ -97,30 +88,22 @@ pub(crate) fn create_map(
         .into_iter()
         .map(|f| (f.path, f.message))
         .collect();
-    Ok((PyLake::new(created.lake), failures))
+    Ok((PyLake::new(created.lake), failures, created.warnings))
 }
 
 /// Brings the map of the lake at `root` up to date (a lake without a map gets one) and
-/// returns it with what changed: `(lake, created, added, modified, removed, kept, failures)`.
+/// returns it with the facade's report of what changed, the `bazan map update --json`
+/// object as a dict.
 #[pyfunction]
 #[pyo3(signature = (root, *, skip_errors, threads, progress))]
-#[allow(clippy::type_complexity)]
 pub(crate) fn update_map(
     py: Python<'_>,
     root: PathBuf,
     skip_errors: bool,
     threads: Option<usize>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(
-    PyLake,
-    bool,
-    Vec<String>,
-    Vec<String>,
-    Vec<String>,
-    usize,
-    Vec<(String, String)>,
-)> {
-    let (cancel, mut pump, feed) = build_setup(py, threads, progress)?;
+) -> PyResult<(PyLake, Bound<'_, PyAny>)> {
+    let (cancel, mut pump, feed) = build_setup(progress);
     let options = CreateOptions {
         skip_errors,
         threads,
@@ -128,23 +111,11 @@ pub(crate) fn update_map(
         cancel: Some(cancel.clone()),
         ..CreateOptions::default()
     };
-    let u = blocking::run(py, OnInterrupt::Cancel(&cancel), pump.as_mut(), move || {
+    let updated = blocking::run(py, OnInterrupt::Cancel(&cancel), pump.as_mut(), move || {
         bazan::update_map(&root, &options)
     })?;
-    let failures = u
-        .failures
-        .into_iter()
-        .map(|f| (f.path, f.message))
-        .collect();
-    Ok((
-        PyLake::new(u.lake),
-        u.created,
-        u.added,
-        u.modified,
-        u.removed,
-        u.kept,
-        failures,
-    ))
+    let report = json_to_py(py, &updated.to_json())?;
+    Ok((PyLake::new(updated.map), report))
 }
 
 /// Loads the map of the lake at `root`.

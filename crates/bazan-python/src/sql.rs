@@ -57,9 +57,6 @@ pub(crate) fn sql<'py>(
         };
         sources.push((name, source));
     }
-    if threads == Some(0) {
-        return Err(crate::errors::invalid(py, "threads must be at least 1"));
-    }
     let (schema, batches) = blocking::run(py, OnInterrupt::Leave, None, move || {
         let session = match threads {
             Some(n) => bazan_sql::SqlSession::with_threads(n),

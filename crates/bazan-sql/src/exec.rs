@@ -3,7 +3,7 @@
 //! [`bazan::Lake::read_file_rows`], which checks each file's size and mtime against the map
 //! before reading it. A scan that needs no column of the files (only `_gid`, `_path` or row
 //! counts) opens no file at all. Parquet and Arrow IPC parts are decoded on the thread that
-//! polls the partition, other formats on a blocking thread ([`DECODED_INLINE`]); when the
+//! polls the partition, other formats on a blocking thread ([`PartsReader`]); when the
 //! table types strings as Utf8View, the facade is asked for views (Parquet decodes them so).
 
 use std::collections::VecDeque;
@@ -273,11 +273,10 @@ impl ExecutionPlan for LakeScanExec {
             .any(|f| f.data_type() == &DataType::Utf8View);
         let metric =
             |name: &'static str| MetricBuilder::new(&self.metrics).counter(name, partition);
-        let map = self.lake.map();
         let inline = self.virtual_only()
             || parts
                 .iter()
-                .all(|p| DECODED_INLINE.contains(&map.entry(p.file).format));
+                .all(|p| self.lake.locator(p.file).is_ok_and(|l| l.decodes_inline()));
         let reader = PartsReader {
             lake: Arc::clone(&self.lake),
             schema: Arc::clone(&schema),
@@ -311,14 +310,12 @@ impl ExecutionPlan for LakeScanExec {
     }
 }
 
-/// Formats whose parts a scan decodes on the thread that polls it, so that the operator
-/// above consumes each batch on the core that decoded it (column chunks decode into a few
-/// large buffers; measured faster for Parquet and Arrow IPC). Parts of the other formats
+/// The batches of one partition's parts, in order. Parts whose locator
+/// [decodes inline](bazan::Locator::decodes_inline) (Parquet, Arrow IPC: column chunks decode
+/// into a few large buffers) are decoded on the thread that polls the partition, so that the
+/// operator above consumes each batch on the core that decoded it; parts of the other formats
 /// (text parsing, run-time handlers) are read on a blocking thread of their own, up to two
 /// batches ahead of the consumer: measured faster for CSV and NDJSON.
-const DECODED_INLINE: &[&str] = &["parquet", "arrow_ipc", "arrow_stream"];
-
-/// The batches of one partition's parts, in order (read where [`DECODED_INLINE`] says).
 struct PartsReader {
     lake: Arc<Lake>,
     schema: SchemaRef,

@@ -65,9 +65,10 @@ impl SqlSession {
         SqlSession::with_threads(threads)
     }
 
-    /// A session running queries on `threads` threads (and as many scan partitions).
+    /// A session running queries on `threads` threads (and as many scan partitions); 0 is
+    /// the facade's [`bazan::check_threads`] error.
     pub fn with_threads(threads: usize) -> Result<Self> {
-        let threads = threads.max(1);
+        bazan::check_threads(Some(threads))?;
         let config = SessionConfig::new()
             .with_target_partitions(threads)
             .with_information_schema(true);
@@ -76,8 +77,9 @@ impl SqlSession {
 
     /// A session with a DataFusion configuration of the caller's (e.g. a distributed one).
     pub fn with_config(config: SessionConfig, threads: usize) -> Result<Self> {
+        bazan::check_threads(Some(threads))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads.max(1))
+            .worker_threads(threads)
             .thread_name("bazan-sql")
             .enable_all()
             .build()
@@ -85,7 +87,7 @@ impl SqlSession {
         Ok(SqlSession {
             ctx: SessionContext::new_with_config(config),
             runtime,
-            threads: threads.max(1),
+            threads,
         })
     }
 

@@ -53,7 +53,7 @@ impl TsFileTable {
                 s.columns
                     .iter()
                     .filter(|c| {
-                        c.category == bazan::engine::tsfile_format::schema::ColumnCategory::Tag
+                        c.category == bazan::tsfile::ColumnCategory::Tag
                     })
                     .map(|c| c.schema.name.clone())
                     .collect()
@@ -376,7 +376,7 @@ impl ExecutionPlan for TsFileScanExec {
                 batch_size,
             };
             let err =
-                |e: bazan::engine::tsfile_index::Error| external(bazan::Error::from(e).at(path));
+                |e: bazan::tsfile::TsFileError| external(bazan::Error::from(e).at(path));
             let batches = reader.query_table(&this.table, &query).map_err(err)?;
             for batch in batches {
                 let batch = batch.map_err(err)?;

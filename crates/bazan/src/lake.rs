@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-pub use lake_doctor::{DoctorReport, PathError, Verdict};
 /// Why a path could not be checked ([`PathError::kind`]).
 pub use lake_doctor::ErrorKind as DoctorErrorKind;
+pub use lake_doctor::{DoctorReport, PathError, Verdict};
 use lake_locators::Block;
 use lake_locators::Stats;
 pub use lake_map::config::{parse_stats_option, stats_columns_to_json};
@@ -82,7 +82,10 @@ impl std::fmt::Debug for CreateOptions {
             .field("progress", &self.progress.is_some())
             .field("cancel", &self.cancel)
             // Keys only: the values may be credentials.
-            .field("storage_options", &self.storage_options.keys().collect::<Vec<_>>())
+            .field(
+                "storage_options",
+                &self.storage_options.keys().collect::<Vec<_>>(),
+            )
             .field("map", &self.map)
             .finish()
     }
@@ -290,7 +293,11 @@ pub fn update_map(root: &Path, options: &CreateOptions) -> Result<Updated> {
         "map {} {}: {} entries kept unchanged under the {} fingerprint, {} added, {} \
          re-indexed (changed), {} removed, {} left out, in {:.3} s",
         updated.map.map_path().display(),
-        if updated.created { "created" } else { "updated" },
+        if updated.created {
+            "created"
+        } else {
+            "updated"
+        },
         updated.kept,
         updated.map.config().fingerprint,
         updated.added.len(),
@@ -324,7 +331,10 @@ pub struct LoadOptions {
 impl std::fmt::Debug for LoadOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LoadOptions")
-            .field("storage_options", &self.storage_options.keys().collect::<Vec<_>>())
+            .field(
+                "storage_options",
+                &self.storage_options.keys().collect::<Vec<_>>(),
+            )
             .field("map", &self.map)
             .finish()
     }

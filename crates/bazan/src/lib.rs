@@ -63,23 +63,23 @@ pub use cancel::CancelToken;
 pub use epoch::{EpochOptions, EpochPlan, EpochReader, EpochState, Shard, Shuffle};
 pub use error::{Error, ErrorKind, Result};
 pub use handlers::{handlers, register_handler, registered_extensions, unregister_handler};
-pub use lake::{
-    CreateOptions, Created, DoctorOptions, DoctorReport, Fingerprint, Lake, MapConfig, Progress,
-    LoadOptions, ProgressFn, RowLocation, StatsColumns, TextEncoding, Updated, Verdict,
-    create_map, load_map, load_map_with, text_encoding, update_map,
-};
 pub use lake::check_threads;
-pub use remote::{FetchCounts, StorageOptions, is_url};
+pub use lake::{
+    CreateOptions, Created, DoctorOptions, DoctorReport, Fingerprint, Lake, LoadOptions, MapConfig,
+    Progress, ProgressFn, RowLocation, StatsColumns, TextEncoding, Updated, Verdict, create_map,
+    load_map, load_map_with, text_encoding, update_map,
+};
+/// The error a [`Locator`] returns (a handler written outside Bazan builds one of these;
+/// [`Error`] converts from it).
+pub use lake_locators::Error as LocatorError;
 pub use lake_locators::columnar::quiet_guarded_panics;
 pub use lake_locators::rows;
 pub use lake_locators::{
     BatchIter, Block, ColumnStats, FileIndex, FineCheckpoints, IndexOptions, Locator, ReadRequest,
     Stats,
 };
-/// The error a [`Locator`] returns (a handler written outside Bazan builds one of these;
-/// [`Error`] converts from it).
-pub use lake_locators::Error as LocatorError;
 pub use read::{ReadOptions, locator_for, read_file};
+pub use remote::{FetchCounts, StorageOptions, is_url};
 pub use scan::{DEFAULT_BATCH_SIZE, GID_COLUMN, LakeReader, PATH_COLUMN, ScanOptions};
 
 /// The README's examples, compiled as doctests so that they stay true.

@@ -1,13 +1,16 @@
-//! Reading one data file directly, without a map: the locator is chosen by the file's
-//! extension or, for a file without a known extension, by its magic bytes.
+//! Reading one data file directly, without a map: the locator is the handler `map create`
+//! would index the file with (a handler registered at run time for its extension, the
+//! `.tsfile` handler, a built-in locator) or, for a file without a known extension, the one
+//! of the format its magic bytes show.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use lake_locators::sniff::{self, Sniffed};
-use lake_locators::{BatchIter, Locator, ReadRequest, registry};
+use lake_locators::sniff;
+use lake_locators::{BatchIter, Locator, ReadRequest};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::handlers::handlers;
 
 /// Which rows and columns of a file to read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -20,40 +23,45 @@ pub struct ReadOptions {
     pub columns: Option<Vec<String>>,
 }
 
-/// The built-in locator of `path`: by extension, else by magic bytes.
+/// The locator of `path` among the handlers of this process ([`crate::handlers`]: the
+/// built-in locators, `.tsfile`, the handlers registered at run time): by extension, else by
+/// magic bytes.
 pub fn locator_for(path: &Path) -> Result<Arc<dyn Locator>> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    if let Some(locator) = ext.as_deref().and_then(registry::for_extension) {
-        return Ok(locator);
+    let registry = handlers();
+    if let Some(handler) = registry.for_path(path) {
+        log::debug!(
+            "{}: read by the {} handler{}",
+            path.display(),
+            handler.locator.name(),
+            if handler.dynamic { " (registered)" } else { "" }
+        );
+        return Ok(handler.locator);
     }
-    match sniff::sniff_path(path)? {
-        Some(Sniffed::TsFile) => Err(Error::new(
-            ErrorKind::UnsupportedFormat,
-            format!(
-                "{}: this is a TsFile; use `bazan tsfile query` to read it",
-                path.display()
-            ),
-        )),
-        Some(found) => registry::for_extension(found.extension()).ok_or_else(|| {
+    let extension = match sniff::sniff_path(path)? {
+        Some(found) => found.extension(),
+        None => {
+            return Err(Error::new(
+                ErrorKind::UnsupportedFormat,
+                format!(
+                    "{}: unknown format: the extension is not a data format and no magic bytes match",
+                    path.display()
+                ),
+            ));
+        }
+    };
+    log::debug!("{}: magic bytes of .{extension}", path.display());
+    registry
+        .for_extension(extension)
+        .map(|h| h.locator)
+        .ok_or_else(|| {
             Error::new(
                 ErrorKind::UnsupportedFormat,
                 format!(
-                    "{}: looks like {found:?}, but no locator for it is built in",
+                    "{}: looks like .{extension}, but no handler reads it",
                     path.display()
                 ),
             )
-        }),
-        None => Err(Error::new(
-            ErrorKind::UnsupportedFormat,
-            format!(
-                "{}: unknown format: the extension is not a data format and no magic bytes match",
-                path.display()
-            ),
-        )),
-    }
+        })
 }
 
 /// Reads rows of one file into Arrow record batches (schema inferred from the whole file for

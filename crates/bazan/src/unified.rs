@@ -15,7 +15,7 @@ use arrow_array::{ArrayRef, RecordBatch, new_null_array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lake_locators::types::schema_from_json;
 
-use lake_map::LakeMap;
+use lake_map::{HandlerRegistry, LakeMap};
 
 use crate::error::Result;
 use crate::handlers::handlers;
@@ -76,10 +76,11 @@ pub(crate) fn compute(map: &LakeMap) -> Result<Unified> {
         };
         files.push(schema);
     }
+    let registry = handlers();
     let votes: Vec<Schema> = files
         .iter()
         .enumerate()
-        .map(|(i, s)| vote(map, i, s))
+        .map(|(i, s)| vote(map, &registry, i, s))
         .collect::<Result<_>>()?;
     let schema = Arc::new(unify(votes.iter()));
     Ok(Unified { schema, files })
@@ -89,15 +90,15 @@ pub(crate) fn compute(map: &LakeMap) -> Result<Unified> {
 /// no type to give (inference made it Utf8 only for want of values): it votes `Null`, so a
 /// header-only CSV or an all-empty column does not turn every other file's numbers into
 /// text. That is every column of a file without rows, and, in a format whose schema is
-/// inferred from its values, a Utf8 column that the map's statistics (when it keeps them for
-/// that column; they are gathered from every value) show to hold no value.
-fn vote(map: &LakeMap, i: usize, schema: &SchemaRef) -> Result<Schema> {
+/// inferred from its values ([`lake_locators::Locator::infers_schema`] of the entry's
+/// handler), a Utf8 column that the map's statistics (when it keeps them for that column;
+/// they are gathered from every value) show to hold no value.
+fn vote(map: &LakeMap, registry: &HandlerRegistry, i: usize, schema: &SchemaRef) -> Result<Schema> {
     let e = map.entry(i);
     let stats_kept = &map.config().stats_columns;
-    let inferred = matches!(
-        e.format,
-        "csv" | "tsv" | "psv" | "txt" | "ndjson" | "json_array" | "msgpack" | "xlsx"
-    );
+    let inferred = registry
+        .for_entry(e.path, e.format)
+        .is_some_and(|h| h.locator.infers_schema());
     let stats = if e.row_count > 0 && inferred && !stats_kept.is_none() {
         e.stats()?
     } else {

@@ -68,7 +68,7 @@ fn latin1_lake_scans_takes_reloads_and_updates() {
     .expect("csv");
     let u = bazan::update_map(root, &CreateOptions::default()).expect("updated");
     assert_eq!(u.added, ["b.csv"]);
-    let lake = Arc::new(u.lake);
+    let lake = Arc::new(u.map);
     assert_eq!(lake.config().text_encoding, TextEncoding::Latin1);
     let all = lake
         .scan(0..4, &ScanOptions::default())

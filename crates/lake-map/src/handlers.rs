@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use lake_locators::Locator;
-use lake_locators::csv::{DelimitedTextLocator, TextEncoding};
+use lake_locators::csv::TextEncoding;
 
 /// Which locator handles a file, and whether it is a dynamic handler.
 #[derive(Clone)]
@@ -23,16 +23,20 @@ pub struct Handler {
 }
 
 impl Handler {
-    /// This handler for a map whose delimited files are read in `encoding`: a built-in
-    /// delimited-text locator (named `csv`) becomes one of that encoding; any other handler,
-    /// and every dynamic one, stays as it is.
+    /// This handler for a map whose text files are read in `encoding`: a built-in locator
+    /// of a format with a text encoding ([`Locator::with_text_encoding`], the delimited
+    /// formats) becomes one of that encoding; any other handler, and every dynamic one,
+    /// stays as it is.
     pub fn with_text_encoding(self, encoding: TextEncoding) -> Handler {
-        if self.dynamic || encoding == TextEncoding::Utf8 || self.locator.name() != "csv" {
+        if self.dynamic || encoding == TextEncoding::Utf8 {
             return self;
         }
-        Handler {
-            locator: Arc::new(DelimitedTextLocator::new(encoding)),
-            dynamic: false,
+        match self.locator.with_text_encoding(encoding) {
+            Some(locator) => Handler {
+                locator,
+                dynamic: false,
+            },
+            None => self,
         }
     }
 }

@@ -25,6 +25,7 @@
 //! A failure or a cancellation leaves the old map untouched: nothing is written before every
 //! file is indexed, and the writer replaces the map by renaming a complete temporary file.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -77,11 +78,13 @@ impl std::fmt::Debug for UpdateOptions {
     }
 }
 
-/// What an update did.
+/// What an update did. `M` is what holds the updated map: the [`LakeMap`] itself here, the
+/// facade's lake handle above (one report type for every layer, [`UpdateReport::with_map`]
+/// turns one into the other).
 #[derive(Debug)]
-pub struct UpdateReport {
+pub struct UpdateReport<M = LakeMap> {
     /// The updated map (already written unless `dry_run`).
-    pub map: LakeMap,
+    pub map: M,
     /// True when the lake had no map and one was created.
     pub created: bool,
     /// Files indexed that the old map did not have (all files when `created`), in map order.
@@ -99,6 +102,50 @@ pub struct UpdateReport {
     pub failures: Vec<FileFailure>,
     /// Wall time of the update.
     pub elapsed: Duration,
+}
+
+impl<M> UpdateReport<M> {
+    /// The same report with its map turned into `f(map)` (the facade wraps it in its lake
+    /// handle).
+    pub fn with_map<N>(self, f: impl FnOnce(M) -> N) -> UpdateReport<N> {
+        UpdateReport {
+            map: f(self.map),
+            created: self.created,
+            added: self.added,
+            modified: self.modified,
+            removed: self.removed,
+            kept: self.kept,
+            failures: self.failures,
+            elapsed: self.elapsed,
+        }
+    }
+}
+
+impl<M: Borrow<LakeMap>> UpdateReport<M> {
+    /// The report as the `bazan map update --json` object (keys in alphabetical order):
+    /// `map` (the map file's path), `created`, `added`, `modified`, `removed`, `kept`,
+    /// `failures` (`{path, message}`) and the updated map's `total_files`, `total_rows` and
+    /// `total_bytes`. The wall time is left out, so that two runs compare equal.
+    pub fn to_json(&self) -> serde_json::Value {
+        let map: &LakeMap = self.map.borrow();
+        let failures: Vec<serde_json::Value> = self
+            .failures
+            .iter()
+            .map(|f| serde_json::json!({"path": f.path, "message": f.message}))
+            .collect();
+        serde_json::json!({
+            "map": resolve_map_path(map.root()).display().to_string(),
+            "created": self.created,
+            "added": self.added,
+            "modified": self.modified,
+            "removed": self.removed,
+            "kept": self.kept,
+            "failures": failures,
+            "total_files": map.total_files(),
+            "total_rows": map.total_rows(),
+            "total_bytes": map.total_bytes(),
+        })
+    }
 }
 
 /// Updates (or creates) the map of the lake at `root` with the built-in handlers.
@@ -188,6 +235,26 @@ pub fn update_map_with(root: &Path, options: &UpdateOptions) -> Result<UpdateRep
         .filter(|(_, p)| matches!(p, Plan::Index(_)))
         .map(|(k, _)| k)
         .collect();
+    // Nothing to index, nothing gone and every mtime as stored: the map on disk is the one
+    // this update would write, so it is neither rebuilt nor written again.
+    let unchanged = todo.is_empty()
+        && seen.iter().all(|&s| s)
+        && plans
+            .iter()
+            .zip(&found.files)
+            .all(|(p, f)| matches!(p, Plan::Keep(i) if old.entry(*i).mtime_ms == f.mtime_ms));
+    if unchanged {
+        return Ok(UpdateReport {
+            kept: old.total_files(),
+            map: old,
+            created: false,
+            added: Vec::new(),
+            modified: Vec::new(),
+            removed: Vec::new(),
+            failures: Vec::new(),
+            elapsed: started.elapsed(),
+        });
+    }
     let mut slots: Vec<Option<Result<MapEntry>>> = plans
         .iter()
         .zip(&found.files)

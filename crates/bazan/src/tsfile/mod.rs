@@ -12,6 +12,9 @@ use std::path::Path;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use serde_json::{Value, json};
+pub use tsfile_format::schema::ColumnCategory;
+/// The error of [`TsFileReader`]'s calls ([`crate::Error`] converts from it).
+pub use tsfile_index::Error as TsFileError;
 pub use tsfile_index::check::{CheckReport, Problem, Relaxed};
 pub use tsfile_index::dump::hex;
 pub use tsfile_index::{TableQuery, TimeRange, TreeQuery, TsFileReader};

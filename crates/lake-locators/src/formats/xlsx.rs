@@ -481,6 +481,10 @@ impl Locator for XlsxLocator {
         FORMAT
     }
 
+    fn infers_schema(&self) -> bool {
+        true
+    }
+
     fn extensions(&self) -> &[&str] {
         &[FORMAT]
     }

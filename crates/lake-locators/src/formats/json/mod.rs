@@ -781,6 +781,10 @@ impl Locator for JsonLocator {
         "json"
     }
 
+    fn infers_schema(&self) -> bool {
+        true
+    }
+
     fn extensions(&self) -> &[&str] {
         &["ndjson", "jsonl", "json"]
     }
