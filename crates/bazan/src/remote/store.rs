@@ -188,11 +188,19 @@ impl Store {
     }
 
     fn key(&self, rel: &str) -> StorePath {
-        let mut key = self.prefix.clone();
-        for part in rel.split('/').filter(|p| !p.is_empty()) {
-            key = key.join(part);
-        }
-        key
+        // `parse` keeps a listed key's characters as they are (`PathPart::from` would
+        // percent-encode non-ASCII ones and name another object).
+        let joined = match self.prefix.as_ref() {
+            "" => rel.to_string(),
+            p => format!("{p}/{rel}"),
+        };
+        StorePath::parse(&joined).unwrap_or_else(|_| {
+            let mut key = self.prefix.clone();
+            for part in rel.split('/').filter(|p| !p.is_empty()) {
+                key = key.join(part);
+            }
+            key
+        })
     }
 
     /// Every object under the prefix (paginated by the store's client), with keys relative
