@@ -118,9 +118,26 @@ pub(crate) struct SliceArgs {
     format: Format,
 }
 
+/// The `--map` location of this run, if given.
+static MAP_LOCATION: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+/// Records `--map` for the commands that load or write a map.
+pub(crate) fn set_map_location(map: Option<String>) {
+    let _ = MAP_LOCATION.set(map);
+}
+
+/// The `--map` location of this run.
+pub(crate) fn map_location() -> Option<String> {
+    MAP_LOCATION.get().cloned().flatten()
+}
+
 /// Loads the map of a lake, with a hint to build it.
 pub(crate) fn load(lake: &Path) -> anyhow::Result<Lake> {
-    bazan::load_map(lake).with_context(|| {
+    let options = bazan::LoadOptions {
+        map: map_location(),
+        ..Default::default()
+    };
+    bazan::load_map_with(lake, &options).with_context(|| {
         format!(
             "cannot load the map of {} (build it with `bazan map create`)",
             lake.display()
@@ -211,6 +228,7 @@ fn update(a: UpdateArgs) -> anyhow::Result<Outcome> {
         skip_errors: a.skip_errors,
         threads: a.threads,
         progress: bar_progress(&bar),
+        map: map_location(),
         ..CreateOptions::default()
     };
     let report = bazan::update_map(&a.lake, &options);
@@ -268,6 +286,7 @@ fn create(a: CreateArgs) -> anyhow::Result<Outcome> {
         skip_errors: a.skip_errors,
         threads: a.threads,
         progress,
+        map: map_location(),
         ..CreateOptions::default()
     };
     let report = bazan::create_map(&a.lake, &options);

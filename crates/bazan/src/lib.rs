@@ -79,7 +79,7 @@ pub use lake_locators::{
     Stats,
 };
 pub use read::{ReadOptions, locator_for, read_file};
-pub use remote::{FetchCounts, StorageOptions, is_url};
+pub use remote::{FetchCounts, StorageOptions, is_url, set_default_storage_options};
 pub use scan::{DEFAULT_BATCH_SIZE, GID_COLUMN, LakeReader, PATH_COLUMN, ScanOptions};
 
 /// The README's examples, compiled as doctests so that they stay true.

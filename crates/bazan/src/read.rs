@@ -67,6 +67,20 @@ pub fn locator_for(path: &Path) -> Result<Arc<dyn Locator>> {
 /// Reads rows of one file into Arrow record batches (schema inferred from the whole file for
 /// schemaless formats, as a map would store it).
 pub fn read_file(path: &Path, options: &ReadOptions) -> Result<BatchIter> {
+    if let Some(url) = path
+        .to_str()
+        .filter(|s| crate::remote::is_url(s) && crate::remote::local_path(s).is_none())
+    {
+        let (guard, local) = crate::remote::fetch_file(url)?;
+        let batches = read_file(&local, options).map_err(|e| e.at(Path::new(url)))?;
+        // The fetched copy lives as long as the batches are read.
+        return Ok(Box::new(batches.inspect(move |_| {
+            let _ = &guard;
+        })));
+    }
+    if let Some(local) = path.to_str().and_then(crate::remote::local_path) {
+        return read_file(&local, options);
+    }
     let locator = locator_for(path)?;
     let end = options
         .len

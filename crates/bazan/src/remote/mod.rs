@@ -25,7 +25,7 @@ use rayon::prelude::*;
 pub use source::FetchCounts;
 use source::{RemoteSource, download};
 use store::{Object, Store};
-pub use store::{StorageOptions, is_url, local_path};
+pub use store::{StorageOptions, is_url, local_path, set_default_storage_options};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::handlers::handlers;
@@ -479,4 +479,27 @@ pub(crate) fn remote_of(map: &LakeMap) -> Option<&RemoteSource> {
 /// Request and byte counts of a loaded remote lake's reads.
 pub(crate) fn counts_of(map: &LakeMap) -> Option<Arc<FetchCounts>> {
     remote_of(map).map(|s| Arc::clone(&s.counts))
+}
+
+/// A file given by URL, fetched whole into a private temporary folder under its own name
+/// (a direct read without a map reads every byte: a schema is inferred from all of it).
+/// The folder and the copy go when the returned guard is dropped.
+pub(crate) fn fetch_file(url: &str) -> Result<(tempfile::TempDir, PathBuf)> {
+    let (dir_url, name) = url
+        .rsplit_once('/')
+        .filter(|(d, n)| !n.is_empty() && d.contains("://"))
+        .ok_or_else(|| Error::invalid(format!("{url}: a file URL ends with the file's name")))?;
+    let store = Store::open(dir_url, &StorageOptions::new())?;
+    let dir = tempfile::Builder::new()
+        .prefix("bazan-file-")
+        .tempdir()
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot make a temporary folder: {e}"),
+            )
+        })?;
+    let local = dir.path().join(name);
+    download(&store, name, None, &local, false)?;
+    Ok((dir, local))
 }

@@ -22,6 +22,16 @@ use crate::error::{Error, ErrorKind, Result};
 /// deltalake accept them. The standard environment variables apply first; these override.
 pub type StorageOptions = BTreeMap<String, String>;
 
+/// Storage options every store of this process starts from (a front end's
+/// `--storage-option` flags), under the options of each call.
+static DEFAULTS: std::sync::RwLock<StorageOptions> = std::sync::RwLock::new(BTreeMap::new());
+
+/// Sets the storage options every object store of this process starts from; the options of
+/// a call add to them and win where both name a key.
+pub fn set_default_storage_options(options: StorageOptions) {
+    *DEFAULTS.write().unwrap_or_else(|p| p.into_inner()) = options;
+}
+
 /// True when `location` names a lake by URL (`scheme://…`) rather than a local path.
 /// `file://` URLs count too: [`local_path`] turns them into paths.
 pub fn is_url(location: &str) -> bool {
@@ -51,7 +61,6 @@ pub(crate) struct Object {
     pub(crate) rel: String,
     pub(crate) size: u64,
     pub(crate) etag: Option<String>,
-    pub(crate) version: Option<String>,
     pub(crate) mtime_ms: i64,
 }
 
@@ -98,9 +107,9 @@ impl Store {
         let url = parse(location)?;
         let shown = display_url(&url);
         let scheme = url.scheme().to_ascii_lowercase();
-        let opts = options
-            .iter()
-            .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()));
+        let mut merged = DEFAULTS.read().unwrap_or_else(|p| p.into_inner()).clone();
+        merged.extend(options.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let opts = merged.into_iter().map(|(k, v)| (k.to_ascii_lowercase(), v));
         let built: std::result::Result<Arc<dyn ObjectStore>, object_store::Error> =
             match scheme.as_str() {
                 #[cfg(feature = "aws")]
@@ -237,7 +246,6 @@ impl Store {
                 rel,
                 size: m.size,
                 etag: m.e_tag,
-                version: m.version,
                 mtime_ms: m.last_modified.timestamp_millis(),
             });
         }
@@ -255,7 +263,6 @@ impl Store {
             rel: rel.to_string(),
             size: m.size,
             etag: m.e_tag,
-            version: m.version,
             mtime_ms: m.last_modified.timestamp_millis(),
         })
     }
@@ -419,9 +426,9 @@ fn retry() -> object_store::RetryConfig {
 
 /// Retries of a failed request (connection errors, throttling, 5xx), with exponential
 /// backoff from 100 ms.
-pub const RETRIES: usize = 4;
+pub(crate) const RETRIES: usize = 4;
 /// The longest a request is retried, in seconds.
-pub const RETRY_SECONDS: u64 = 15;
+pub(crate) const RETRY_SECONDS: u64 = 15;
 
 /// An object store error as a Bazan error naming `url`. The messages of object_store's
 /// clients name the request, never the credentials.
