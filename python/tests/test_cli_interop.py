@@ -69,3 +69,15 @@ def test_cli_main_function_returns_the_exit_code(fresh_lake, capfd):
     assert _cli.main(["bazan", "locate", str(fresh_lake), "-5"]) == 2
     captured = capfd.readouterr()
     assert "error" in captured.err
+
+
+def test_update_report_is_the_cli_json(cli, fresh_lake):
+    """UpdateReport.to_dict is the object `bazan map update --json` prints, map path and
+    totals included."""
+    bl.create_map(fresh_lake, progress=False)
+    report = bl.update_map(fresh_lake, progress=False)
+    printed = json.loads(run(cli + ["map", "update", str(fresh_lake), "--json"]).stdout)
+    assert report.to_dict() == printed
+    assert printed["kept"] == report.kept == report.map.total_files
+    assert printed["total_rows"] == report.map.total_rows
+    assert printed["map"].endswith(".br_map.bazan")
