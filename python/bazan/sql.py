@@ -5,12 +5,13 @@
 >>> bazan.sql("select _path, count(*) as n from lake group by _path", lake=m)
 
 A lake table has the lake's unified schema plus ``_gid`` (the global row) and ``_path``;
-``count(*)`` comes from the map without reading a file, filters on ``_gid`` and ``_path``
-read only the blocks and files they name, and min/max statistics skip files.
+``count(*)`` comes from the map without reading a file (each file checked unchanged
+first), filters on ``_gid`` and ``_path`` read only the blocks and files they name, and
+min/max statistics skip files.
 """
 
 from os import PathLike
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 import pyarrow as pa
 
@@ -20,7 +21,14 @@ from .lake import LakeMap
 __all__ = ["sql"]
 
 
-def sql(query: str, *, threads: Optional[int] = None, **tables: Any) -> pa.Table:
+def sql(
+    query: str,
+    *,
+    threads: Optional[int] = None,
+    trust_map: bool = False,
+    workers: Optional[Sequence[str]] = None,
+    **tables: Any,
+) -> pa.Table:
     """Runs ``query`` and returns its rows as a ``pyarrow.Table``.
 
     Each keyword names a table: a :class:`bazan.lake.LakeMap`, a path (a lake directory
@@ -28,6 +36,16 @@ def sql(query: str, *, threads: Optional[int] = None, **tables: Any) -> pa.Table
     ``NAME_TABLE`` for each), or any object with ``__arrow_c_stream__`` (pyarrow, polars,
     DuckDB results; read once, when the query starts). ``threads`` bounds the query's
     workers (``None``: every core).
+
+    Answers that come from the map alone (``count(*)``, ``_gid`` and ``_path``, files
+    skipped by their statistics) are checked first: every file they stand for must still
+    have the size and mtime the map stored, else :class:`bazan.StaleFileError` names it, as a
+    read of its rows would. ``trust_map=True`` skips that check and answers from the map.
+
+    ``workers`` runs the query on ``bazan worker`` processes (``"http://HOST:PORT"`` or
+    ``"HOST:PORT"`` each), which must see the lakes at the same paths; ``threads`` is then
+    the partitions of each task. A worker that does not answer is left out with a
+    ``UserWarning``; one of another bazan version refuses the query.
 
     A query that does not parse or plan raises :class:`bazan.InvalidArgumentError` (a
     ``ValueError``) with DataFusion's message; a file changed since its map was made raises
@@ -44,4 +62,14 @@ def sql(query: str, *, threads: Optional[int] = None, **tables: Any) -> pa.Table
         elif isinstance(value, (str, PathLike)):
             value = str(value)
         resolved[name] = value
-    return _bazan.sql(query, resolved, threads=threads)
+    if not isinstance(trust_map, bool):
+        raise TypeError(f"trust_map must be a bool, not {type(trust_map).__name__}")
+    if workers is not None:
+        if isinstance(workers, str) or not all(isinstance(w, str) for w in workers):
+            raise TypeError("workers must be a sequence of str")
+        workers = list(workers)
+        if not workers:
+            raise ValueError("workers must name at least one worker")
+    return _bazan.sql(
+        query, resolved, threads=threads, trust_map=trust_map, workers=workers
+    )

@@ -20,6 +20,8 @@ mod read;
 mod sql;
 mod tsfile;
 mod tsfile_import;
+#[cfg(feature = "sql")]
+mod worker;
 mod verbose;
 
 /// Bazan: read Apache TsFile, and map, slice and check data lakes.
@@ -51,6 +53,9 @@ enum Command {
     /// Run a SQL query over a lake (table `lake`) and more lakes or TsFiles (DataFusion).
     #[cfg(feature = "sql")]
     Sql(sql::SqlArgs),
+    /// Serve a SQL worker for `bazan sql --workers` until Ctrl-C or SIGTERM.
+    #[cfg(feature = "sql")]
+    Worker(worker::WorkerArgs),
 }
 
 /// What a command reports back to `main`: success, or a problem it found and printed.
@@ -73,6 +78,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Tsfile(args) => tsfile::run(args),
         #[cfg(feature = "sql")]
         Command::Sql(args) => sql::run(args),
+        #[cfg(feature = "sql")]
+        Command::Worker(args) => worker::run(args),
     }
 }
 

@@ -1,6 +1,7 @@
-//! `bazan sql LAKE "QUERY" [--format …] [--table NAME=PATH …]`: SQL over a lake and TsFiles
-//! through `bazan-sql` (Apache DataFusion). The lake is the table `lake`; `--table` adds more
-//! lakes or TsFiles by name (`docs/sql.md`).
+//! `bazan sql LAKE "QUERY" [--format …] [--table NAME=PATH …] [--workers URL,…]`: SQL over a
+//! lake and TsFiles through `bazan-sql` (Apache DataFusion), on this machine or on `bazan
+//! worker` processes. The lake is the table `lake`; `--table` adds more lakes or TsFiles by
+//! name (`docs/sql.md`).
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -42,14 +43,30 @@ pub(crate) struct SqlArgs {
     /// Worker threads of the query (default: every core).
     #[arg(long)]
     threads: Option<usize>,
+    /// Answer from the map without checking the files it answers for (`count(*)`, `_gid`,
+    /// `_path`, files skipped by statistics); by default a file changed since the map was
+    /// made fails the query as stale.
+    #[arg(long)]
+    trust_map: bool,
+    /// Run the query on these `bazan worker` processes (URL[,URL...], `http://HOST:PORT` or
+    /// `HOST:PORT`); every worker must see the lakes at the same paths.
+    #[arg(long, value_delimiter = ',', value_name = "URL")]
+    workers: Vec<String>,
 }
 
 /// Runs `bazan sql`.
 pub(crate) fn run(a: SqlArgs) -> anyhow::Result<Outcome> {
-    let session = match a.threads {
-        Some(n) => bazan_sql::SqlSession::with_threads(n)?,
-        None => bazan_sql::SqlSession::new()?,
+    let mut session = match a.threads {
+        Some(n) if a.workers.is_empty() => bazan_sql::SqlSession::with_threads(n)?,
+        None if a.workers.is_empty() => bazan_sql::SqlSession::new()?,
+        threads => {
+            let threads = threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let cluster = bazan_sql::cluster::Cluster::new(&a.workers)?;
+            bazan_sql::SqlSession::on_cluster(cluster, threads)?
+        }
     };
+    session.set_trust_map(a.trust_map);
     session.register_lake("lake", &a.lake).with_context(|| {
         format!(
             "cannot load the map of {} (build it with `bazan map create`)",
@@ -62,7 +79,11 @@ pub(crate) fn run(a: SqlArgs) -> anyhow::Result<Outcome> {
         };
         session.register_path(name, path.as_ref())?;
     }
-    let (schema, batches) = session.sql(&a.query)?;
+    let out = session.sql_counted(&a.query)?;
+    for note in &out.notes {
+        eprintln!("note: {note}");
+    }
+    let (schema, batches) = (out.schema, out.batches);
     let stdout = io::stdout().lock();
     let format = match a.format {
         SqlFormat::Arrow => {

@@ -7,6 +7,8 @@ mod pipes;
 mod read;
 #[cfg(feature = "sql")]
 mod sql;
+#[cfg(feature = "sql")]
+mod sql_workers;
 mod tsfile;
 mod tsfile_import;
 mod update;

@@ -32,12 +32,14 @@ fn facade_error(e: bazan_sql::Error) -> bazan::Error {
 /// Runs `query` over `tables` (name → `Lake`, a path to a lake or a `.tsfile`, or any object
 /// with `__arrow_c_stream__`) and returns a `pyarrow.Table`.
 #[pyfunction]
-#[pyo3(signature = (query, tables, *, threads=None))]
+#[pyo3(signature = (query, tables, *, threads=None, trust_map=false, workers=None))]
 pub(crate) fn sql<'py>(
     py: Python<'py>,
     query: String,
     tables: &Bound<'py, PyDict>,
     threads: Option<usize>,
+    trust_map: bool,
+    workers: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let mut sources = Vec::with_capacity(tables.len());
     for (name, value) in tables.iter() {
@@ -57,12 +59,25 @@ pub(crate) fn sql<'py>(
         };
         sources.push((name, source));
     }
-    let (schema, batches) = blocking::run(py, OnInterrupt::Leave, None, move || {
-        let session = match threads {
-            Some(n) => bazan_sql::SqlSession::with_threads(n),
-            None => bazan_sql::SqlSession::new(),
+    let cluster = match workers {
+        Some(urls) => Some(
+            bazan_sql::cluster::Cluster::new(&urls)
+                .map_err(|e| crate::errors::invalid(py, e.to_string()))?,
+        ),
+        None => None,
+    };
+    let (schema, batches, notes) = blocking::run(py, OnInterrupt::Leave, None, move || {
+        let mut session = match (cluster, threads) {
+            (Some(c), t) => {
+                let t = t
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+                bazan_sql::SqlSession::on_cluster(c, t)
+            }
+            (None, Some(n)) => bazan_sql::SqlSession::with_threads(n),
+            (None, None) => bazan_sql::SqlSession::new(),
         }
         .map_err(facade_error)?;
+        session.set_trust_map(trust_map);
         for (name, source) in sources {
             match source {
                 Source::Lake(lake) => session.register_lake_map(&name, lake),
@@ -71,8 +86,19 @@ pub(crate) fn sql<'py>(
             }
             .map_err(facade_error)?;
         }
-        session.sql(&query).map_err(facade_error)
+        let out = session.sql_counted(&query).map_err(facade_error)?;
+        Ok((out.schema, out.batches, out.notes))
     })?;
+    for note in notes {
+        let text = std::ffi::CString::new(note.replace('\0', " "))
+            .map_err(|e| PyTypeError::new_err(e.to_string()))?;
+        PyErr::warn(
+            py,
+            &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+            &text,
+            1,
+        )?;
+    }
     to_table(py, schema, batches)
 }
 

@@ -39,11 +39,15 @@ use futures::stream::BoxStream;
 use crate::codec::BazanCodec;
 use crate::exec::LakeScanExec;
 
-/// Tasks for a lake scan: one per partition group, as many as it has partitions.
+/// Tasks for a lake scan: as many as it has blocks to share out (at least one per busy
+/// partition); the planner caps them at the worker count.
 fn lake_desired_tasks(ev: DesiredTaskCountEvent) -> Option<Result<DesiredTaskCountEventResponse>> {
     let scan = ev.plan.downcast_ref::<LakeScanExec>()?;
-    let busy = scan.partitions().iter().filter(|p| !p.is_empty()).count();
-    Some(Ok(DesiredTaskCountEventResponse::desired(busy.max(1))))
+    let busy = scan.partitions().iter().filter(|p| !p.is_empty()).count() as u64;
+    let tasks = scan.blocks_planned().max(busy).max(1);
+    Some(Ok(DesiredTaskCountEventResponse::desired(
+        usize::try_from(tasks).unwrap_or(usize::MAX),
+    )))
 }
 
 /// Cuts a lake scan into `task_count` scans reading disjoint block groups.

@@ -13,7 +13,8 @@
 //!   streams by name, run a query, get `(schema, batches)`.
 //! - With feature `proto`, [`codec::BazanCodec`] serializes both scans with
 //!   `datafusion-proto`; with feature `distributed`, [`distributed`] runs plans on several
-//!   datafusion-distributed workers.
+//!   datafusion-distributed workers; with feature `grpc`, [`cluster`] serves a worker process
+//!   and runs queries on worker processes over gRPC.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), bazan_sql::Error> {
@@ -33,6 +34,8 @@ mod session;
 mod table;
 mod tsfile;
 
+#[cfg(feature = "grpc")]
+pub mod cluster;
 #[cfg(feature = "proto")]
 pub mod codec;
 #[cfg(feature = "distributed")]

@@ -41,6 +41,8 @@ pub struct QueryOutput {
     pub batches: Vec<RecordBatch>,
     /// What the lake scans read.
     pub counts: ScanCounts,
+    /// Notes for the user that are not errors (a worker left out of the query).
+    pub notes: Vec<String>,
 }
 
 /// A SQL session over lakes, TsFiles and Arrow data; see the module documentation.
@@ -48,6 +50,11 @@ pub struct SqlSession {
     ctx: SessionContext,
     runtime: tokio::runtime::Runtime,
     threads: usize,
+    /// Lakes registered from now on answer from the map unchecked.
+    trust_map: bool,
+    /// The workers the queries run on, if any.
+    #[cfg(feature = "grpc")]
+    cluster: Option<crate::cluster::Cluster>,
 }
 
 impl std::fmt::Debug for SqlSession {
@@ -88,6 +95,9 @@ impl SqlSession {
             ctx: SessionContext::new_with_config(config),
             runtime,
             threads,
+            trust_map: false,
+            #[cfg(feature = "grpc")]
+            cluster: None,
         })
     }
 
@@ -95,6 +105,17 @@ impl SqlSession {
     pub fn from_context(ctx: SessionContext, threads: usize) -> Result<Self> {
         let mut s = SqlSession::with_threads(threads)?;
         s.ctx = ctx;
+        Ok(s)
+    }
+
+    /// A session whose queries run on the workers of `cluster` (feature `grpc`), `threads`
+    /// partitions per task. Before each query the workers are asked for their version
+    /// ([`crate::cluster::Cluster::refresh`]); `EXPLAIN` shows the stages and which worker
+    /// runs which task.
+    #[cfg(feature = "grpc")]
+    pub fn on_cluster(cluster: crate::cluster::Cluster, threads: usize) -> Result<Self> {
+        let mut s = SqlSession::from_context(cluster.session_context(threads), threads)?;
+        s.cluster = Some(cluster);
         Ok(s)
     }
 
@@ -108,6 +129,14 @@ impl SqlSession {
         self.threads
     }
 
+    /// With `trust` true, lakes registered after this call answer from the map (`count(*)`,
+    /// `_gid`, `_path`, files skipped by statistics) without checking those files against
+    /// the disk; by default such answers fail `Stale` when a file changed since the map was
+    /// made ([`LakeTable::with_trust_map`]). Files a query reads are checked either way.
+    pub fn set_trust_map(&mut self, trust: bool) {
+        self.trust_map = trust;
+    }
+
     /// Registers the lake mapped at `root` (its directory, or its map file) as table `name`.
     pub fn register_lake(&self, name: &str, root: &Path) -> Result<()> {
         let lake = bazan::load_map(root)?;
@@ -116,7 +145,7 @@ impl SqlSession {
 
     /// Registers a loaded lake as table `name`.
     pub fn register_lake_map(&self, name: &str, lake: Arc<Lake>) -> Result<()> {
-        let table = LakeTable::new(lake)?;
+        let table = LakeTable::new(lake)?.with_trust_map(self.trust_map);
         self.ctx.register_table(name, Arc::new(table))?;
         Ok(())
     }
@@ -193,6 +222,28 @@ impl SqlSession {
 
     /// As [`SqlSession::sql_counted`], for callers already in an async context.
     pub async fn sql_async(&self, query: &str) -> Result<QueryOutput> {
+        #[cfg(feature = "grpc")]
+        if let Some(cluster) = &self.cluster {
+            let notes = cluster.refresh().await?;
+            if let Some(inner) = explain_target(query) {
+                let plan = self.plan_async(inner).await?;
+                let text = format!(
+                    "{}\n{}",
+                    datafusion_distributed::display_plan_ascii(plan.as_ref(), false),
+                    cluster.routing(&plan)
+                );
+                let mut out = text_output("plan", &text)?;
+                out.notes = notes;
+                return Ok(out);
+            }
+            let mut out = self.run_async(query).await?;
+            out.notes = notes;
+            return Ok(out);
+        }
+        self.run_async(query).await
+    }
+
+    async fn run_async(&self, query: &str) -> Result<QueryOutput> {
         let plan = self.plan_async(query).await?;
         let task: Arc<TaskContext> = self.ctx.task_ctx();
         let batches = collect(Arc::clone(&plan), task)
@@ -203,6 +254,7 @@ impl SqlSession {
             schema,
             batches,
             counts: scan_counts(&plan),
+            notes: Vec::new(),
         })
     }
 
@@ -214,6 +266,14 @@ impl SqlSession {
             ));
         }
         let plan = self.runtime.block_on(self.plan_async(query))?;
+        #[cfg(feature = "grpc")]
+        if let Some(cluster) = &self.cluster {
+            return Ok(format!(
+                "{}\n{}",
+                datafusion_distributed::display_plan_ascii(plan.as_ref(), false),
+                cluster.routing(&plan)
+            ));
+        }
         Ok(displayable(plan.as_ref()).indent(true).to_string())
     }
 
@@ -222,6 +282,48 @@ impl SqlSession {
         let df = self.ctx.sql(query).await.map_err(Error::from_plan)?;
         df.create_physical_plan().await.map_err(Error::from_plan)
     }
+}
+
+/// The query after a leading `EXPLAIN` (not `EXPLAIN ANALYZE` or `EXPLAIN VERBOSE`).
+#[cfg(feature = "grpc")]
+fn explain_target(query: &str) -> Option<&str> {
+    let q = query.trim_start();
+    let head = q.get(..7)?;
+    if !head.eq_ignore_ascii_case("explain") {
+        return None;
+    }
+    let rest = q.get(7..)?;
+    if !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let word = rest.split_whitespace().next().unwrap_or("");
+    if ["analyze", "verbose", "format"]
+        .iter()
+        .any(|w| word.eq_ignore_ascii_case(w))
+    {
+        return None;
+    }
+    Some(rest)
+}
+
+/// A one-column Utf8 result, one row per line of `text`.
+#[cfg(feature = "grpc")]
+fn text_output(column: &str, text: &str) -> Result<QueryOutput> {
+    let schema = Arc::new(Schema::new(vec![arrow_schema::Field::new(
+        column,
+        DataType::Utf8,
+        false,
+    )]));
+    let lines = arrow_array::StringArray::from_iter_values(text.lines().collect::<Vec<_>>());
+    let batch = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(lines)])
+        .map_err(|e| Error::Other(format!("plan text: {e}")))?;
+    Ok(QueryOutput {
+        schema,
+        batches: vec![batch],
+        counts: ScanCounts::default(),
+        notes: Vec::new(),
+    })
 }
 
 /// The result with its Utf8View columns as Utf8: lake tables type strings as views inside

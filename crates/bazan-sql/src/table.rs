@@ -37,6 +37,9 @@ pub struct LakeTable {
     with_bounds: OnceLock<Result<Catalog, String>>,
     /// Blocks of the lake (a file without blocks counts as one), counted on first need.
     blocks_total: OnceLock<u64>,
+    /// Answer from the map without checking the files it answers for (see
+    /// [`LakeTable::with_trust_map`]).
+    trust_map: bool,
 }
 
 impl LakeTable {
@@ -88,7 +91,18 @@ impl LakeTable {
             catalog,
             with_bounds: OnceLock::new(),
             blocks_total: OnceLock::new(),
+            trust_map: false,
         })
+    }
+
+    /// With `trust` true, a scan answers from the map (row counts, `_gid` and `_path`, files
+    /// skipped by their statistics) without checking those files against the disk first.
+    /// By default every file whose rows are in a scan's scope and that the scan does not
+    /// read is checked (size and mtime, [`Lake::check_fresh`]) when the scan is planned, and
+    /// a changed file fails the query `Stale` as a read of it would.
+    pub fn with_trust_map(mut self, trust: bool) -> Self {
+        self.trust_map = trust;
+        self
     }
 
     /// The lake behind the table.
@@ -176,12 +190,18 @@ impl LakeTable {
     ) -> Result<LakeScanExec> {
         let mut rows = RowSet::all(self.catalog.total);
         let mut inexact = Vec::new();
+        let mut whole = true;
         for f in filters {
             match self.catalog.exact_rows(f) {
-                Some(set) => rows = rows.intersect(&set),
+                Some(set) => {
+                    rows = rows.intersect(&set);
+                    whole = false;
+                }
                 None => inexact.push(f),
             }
         }
+        // The rows the answer covers, before files are skipped by their statistics.
+        let mut scope = rows.clone();
         if !inexact.is_empty() {
             let catalog = self.bounds()?;
             let mut dropped = Vec::new();
@@ -217,6 +237,8 @@ impl LakeTable {
             && inexact.is_empty()
         {
             rows = rows.truncate(n as u64);
+            scope = rows.clone();
+            whole = false;
             target = 1;
         }
         let ranges = file_ranges(&rows, &self.catalog.files);
@@ -243,6 +265,10 @@ impl LakeTable {
                     .collect(),
             ),
         };
+        if !self.trust_map {
+            let virtual_only = columns.iter().all(|c| c == GID || c == PATH);
+            self.check_map_answers(&scope, whole, &partitions, virtual_only)?;
+        }
         Ok(LakeScanExec::new(
             Arc::clone(&self.lake),
             schema,
@@ -250,6 +276,34 @@ impl LakeTable {
             partitions,
             self.blocks_total()?,
         ))
+    }
+
+    /// Checks every file of `scope` that the scan answers for from the map (all of them for
+    /// a scan of virtual columns only, else those it skips) against the disk. `whole`: the
+    /// scope is the whole table, so files without rows are in it too.
+    fn check_map_answers(
+        &self,
+        scope: &RowSet,
+        whole: bool,
+        partitions: &[Vec<crate::parts::Part>],
+        virtual_only: bool,
+    ) -> Result<()> {
+        let read: HashSet<usize> = if virtual_only {
+            HashSet::new()
+        } else {
+            partitions.iter().flatten().map(|p| p.file).collect()
+        };
+        let mut files: Vec<usize> = if whole {
+            (0..self.catalog.files.len()).collect()
+        } else {
+            file_ranges(scope, &self.catalog.files)
+                .into_iter()
+                .map(|(i, _)| i)
+                .collect()
+        };
+        files.dedup();
+        files.retain(|i| !read.contains(i));
+        self.lake.check_fresh(&files).map_err(external)
     }
 }
 

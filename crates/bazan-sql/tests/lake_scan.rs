@@ -52,8 +52,9 @@ fn every_file_equals_lake_scan() {
     }
 }
 
-/// `count(*)` comes from the map: with every file grown after mapping (so any read would be
-/// refused as stale), the count still answers, while a query reading values fails.
+/// `count(*)` comes from the map: with every file grown after mapping, a trusting session
+/// (`set_trust_map`) still answers from the map and opens no file, while a query reading
+/// values fails; a default session checks the files first and fails `Stale` naming one.
 #[test]
 fn count_star_reads_no_file() {
     let Some((dir, lake)) = mapped_copy(&|_| true) else {
@@ -69,7 +70,22 @@ fn count_star_reads_no_file() {
             .expect("open");
         f.write_all(b"\n").expect("grow");
     }
-    let s = session(&lake);
+    let checked = session(&lake);
+    for q in [
+        "select count(*) from lake",
+        "select count(*) from lake where _gid between 10 and 19 or _path = 'alpha.csv'",
+        "select max(_gid) from lake where _gid < 50",
+    ] {
+        let err = checked.sql(q).expect_err("stale files");
+        assert!(
+            matches!(&err, Error::Bazan(e) if e.kind() == bazan::ErrorKind::Stale && e.path().is_some()),
+            "{q}: {err:?}"
+        );
+    }
+    let mut s = SqlSession::with_threads(4).expect("session");
+    s.set_trust_map(true);
+    s.register_lake_map("lake", Arc::clone(&lake))
+        .expect("register");
     let out = s
         .sql_counted("select count(*) from lake")
         .expect("count(*)");
@@ -99,6 +115,39 @@ fn count_star_reads_no_file() {
         }
         other => panic!("expected a stale error, got {other:?}"),
     }
+}
+
+/// One changed file after the map: `count(*)` and `_gid`-only queries over it fail `Stale`
+/// naming it; queries whose scope leaves it out answer.
+#[test]
+fn map_answers_check_the_files_they_stand_for() {
+    let Some((dir, lake)) = mapped_copy(&|r| r == "alpha.csv" || r == "data.csv") else {
+        return;
+    };
+    let s = session(&lake);
+    let alpha = lake.map().find("alpha.csv").expect("alpha.csv").row_count;
+    std::fs::write(
+        dir.path().join("data.csv"),
+        "gid,name,qty,price\n1,x,2,3.0\n",
+    )
+    .expect("rewrite");
+    for q in [
+        "select count(*) from lake",
+        "select _gid from lake where _gid >= 0",
+        "select count(_gid), max(_gid) from lake",
+        "select _path, count(*) from lake group by _path",
+    ] {
+        let err = s.sql(q).expect_err("stale");
+        assert!(err.to_string().contains("data.csv"), "{q}: {err}");
+        assert!(
+            matches!(&err, Error::Bazan(e) if e.kind() == bazan::ErrorKind::Stale),
+            "{q}: {err:?}"
+        );
+    }
+    let (_, ok) = s
+        .sql(&format!("select count(*) from lake where _gid < {alpha}"))
+        .expect("alpha.csv alone is in scope");
+    assert_eq!(rows(&ok), vec![vec![serde_json::json!(alpha)]]);
 }
 
 /// A changed file is an error naming it; other files still answer.

@@ -12,3 +12,6 @@ mod proto;
 
 #[cfg(feature = "distributed")]
 mod distributed;
+
+#[cfg(feature = "grpc")]
+mod cluster;
