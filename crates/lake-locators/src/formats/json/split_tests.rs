@@ -422,6 +422,24 @@ fn conflicts_between_and_inside_ranges_give_the_sequential_index() {
                 assert_eq!(got.as_ref(), Some(&want), "case {case} chunk {chunk}");
                 held += 1;
             }
+            // The same rows as a top-level array, split at guessed elements.
+            let array = format!("[{}]", text.trim_end().replace('\n', ","));
+            let (_a, afile) = mapped_as(array.as_bytes(), ".json");
+            let path = Path::new("t.json");
+            let want = match super::super::index_bytes(path, array.as_bytes(), &options) {
+                Ok(i) => format!("{i:?}"),
+                Err(e) => panic!("case {case}: the sequential scan failed: {e}"),
+            };
+            assert!(want.contains("arrow.json"), "no JSON text column: {want}");
+            for chunk in [first_len * (rows / 2), 8 + rng.below(array.len())] {
+                let Some(plan) = array_plan(&afile, 0, chunk) else {
+                    panic!("case {case}: no plan for an array of objects");
+                };
+                let got = run_plan(path, &afile, Layout::Array(0), &options, &plan, 2);
+                let got = got.map(|g| format!("{g:?}"));
+                assert_eq!(got.as_ref(), Some(&want), "case {case} array chunk {chunk}");
+                held += 1;
+            }
         }
     }
     assert!(held > 0);
