@@ -25,12 +25,15 @@
 //! workers in consecutive runs (worker `w` reads batches `⌊w·B/k⌋ .. ⌊(w+1)·B/k⌋`), so the
 //! rows and batches of a rank do not depend on its worker count.
 //!
-//! **Reading.** A part is read in *windows* of positions (a multiple of the batch size).
-//! `Block` and `None` read a window of `buffer_rows` positions as the row ranges it covers
-//! (the files' blocks, in parallel, each file checked against the map first), and `Block`
-//! then emits its rows in a pseudo-random order of the window (a permutation keyed by the
-//! seed, the epoch and the window's first position): memory is bounded by the window, and
-//! the rows of several blocks are mixed in it. `Global` reads each window of up to
+//! **Reading.** A rank's positions are read in *windows* (a multiple of the batch size, laid
+//! from the rank's first position, so that a rank's batches are the same whatever its worker
+//! count: the workers' batches, one worker after the other, are the rank's). `Block` and
+//! `None` read a window of `buffer_rows` positions as the row ranges it covers (the files'
+//! blocks, in parallel, each file checked against the map first), and `Block` then emits its
+//! rows in a pseudo-random order of the window (a permutation keyed by the seed, the epoch
+//! and the window's first position): memory is bounded by the window, and the rows of several
+//! blocks are mixed in it. A worker whose batches begin or end inside a `Block` window reads
+//! that whole window; `None` and `Global` read only the worker's positions. `Global` reads each window of up to
 //! [`GLOBAL_READ_ROWS`] positions with one [`Lake::take`] (the batched take path with its
 //! decoded-block cache). Because every window is a pure function of the options, a reader
 //! resumed at batch `k` reads the window holding batch `k` and goes on exactly as an
@@ -393,6 +396,10 @@ impl Order {
 
 /// The layout of one epoch for one rank and worker (the module documentation gives the
 /// rules): a pure function of the options and the map, computed without reading a file.
+///
+/// Positions below are relative to the rank's first position unless said otherwise. Read
+/// windows are laid from the rank's start, so the batches of a rank are the same whatever
+/// the number of its workers.
 #[derive(Debug, Clone)]
 pub struct EpochPlan {
     n: u64,
@@ -401,7 +408,11 @@ pub struct EpochPlan {
     epoch: u64,
     batch_size: u64,
     order: Order,
-    /// This part's positions in the padded sequence (`p ≥ n` wraps to `p mod n`).
+    /// The rank's first position in the padded sequence (`p ≥ n` wraps to `p mod n`).
+    rank_start: u64,
+    /// Positions of the rank.
+    rank_len: u64,
+    /// This worker's positions.
     part: Range<u64>,
     /// Positions per read window (a multiple of the batch size).
     window: u64,
@@ -410,8 +421,7 @@ pub struct EpochPlan {
 impl EpochPlan {
     /// Batches of this part.
     pub fn num_batches(&self) -> u64 {
-        let len = self.num_rows();
-        len.div_ceil(self.batch_size)
+        self.num_rows().div_ceil(self.batch_size)
     }
 
     /// Rows of this part (padding included).
@@ -419,33 +429,56 @@ impl EpochPlan {
         self.part.end - self.part.start
     }
 
-    /// Positions of window `w` within the part (relative to its start).
-    fn window_range(&self, w: u64) -> Range<u64> {
-        let start = w * self.window;
-        start..(start + self.window).min(self.num_rows())
+    /// The positions of batch `b` of the part.
+    fn batch_span(&self, b: u64) -> Range<u64> {
+        let first = self.part.start + b * self.batch_size;
+        first..(first + self.batch_size).min(self.part.end)
     }
 
-    /// The order of the rows within window `w` of length `m`: `None` for the identity.
-    fn window_perm(&self, w: u64, m: u64) -> Option<Perm> {
+    /// The positions of window `w` of the rank.
+    fn window_range(&self, w: u64) -> Range<u64> {
+        let start = w * self.window;
+        start..(start + self.window).min(self.rank_len)
+    }
+
+    /// The positions read for window `w`: the whole window when its rows are permuted, else
+    /// only its positions in this part.
+    fn window_read(&self, w: u64) -> Range<u64> {
+        let r = self.window_range(w);
+        if self.shuffle == Shuffle::Block {
+            r
+        } else {
+            r.start.max(self.part.start)..r.end.min(self.part.end)
+        }
+    }
+
+    /// The order of the rows within window `w`: `None` for the identity.
+    fn window_perm(&self, w: u64) -> Option<Perm> {
+        let r = self.window_range(w);
         match self.shuffle {
             Shuffle::Block => Some(Perm::new(
-                m,
-                key(&[
-                    self.seed,
-                    self.epoch,
-                    2,
-                    self.part.start + self.window_range(w).start,
-                ]),
+                r.end - r.start,
+                key(&[self.seed, self.epoch, 2, self.rank_start + r.start]),
             )),
             _ => None,
         }
     }
 
-    /// The global row runs of window `w`, in position order (wrapping at `n`).
-    fn window_runs(&self, w: u64) -> Vec<Range<u64>> {
-        let r = self.window_range(w);
+    /// The position whose row batch position `pos` of window `w` holds.
+    fn source(&self, w: u64, perm: Option<&Perm>, pos: u64) -> u64 {
+        match perm {
+            Some(p) => {
+                let start = self.window_range(w).start;
+                start + p.at(pos - start)
+            }
+            None => pos,
+        }
+    }
+
+    /// The global row runs of positions `r`, in position order (wrapping at `n`).
+    fn runs(&self, r: Range<u64>) -> Vec<Range<u64>> {
         let mut runs = Vec::new();
-        let (mut p, end) = (self.part.start + r.start, self.part.start + r.end);
+        let (mut p, end) = (self.rank_start + r.start, self.rank_start + r.end);
         while p < end {
             let q = p % self.n;
             let len = (end - p).min(self.n - q);
@@ -460,18 +493,14 @@ impl EpochPlan {
         if b >= self.num_batches() {
             return Vec::new();
         }
-        let first = b * self.batch_size;
-        let last = (first + self.batch_size).min(self.num_rows());
-        let w = first / self.window;
-        let r = self.window_range(w);
-        let perm = self.window_perm(w, r.end - r.start);
-        (first..last)
-            .map(|o| {
-                let local = o - r.start;
-                let local = perm.as_ref().map_or(local, |p| p.at(local));
-                self.order.row((self.part.start + r.start + local) % self.n)
-            })
-            .collect()
+        let span = self.batch_span(b);
+        let w = span.start / self.window;
+        let perm = self.window_perm(w);
+        span.map(|pos| {
+            let src = self.source(w, perm.as_ref(), pos);
+            self.order.row((self.rank_start + src) % self.n)
+        })
+        .collect()
     }
 }
 
@@ -574,8 +603,7 @@ impl Lake {
         let k = o.worker.count as u128;
         let b0 = (o.worker.index as u128 * batches as u128 / k) as u64;
         let b1 = ((o.worker.index as u128 + 1) * batches as u128 / k) as u64;
-        let rank_start = o.shard.index * per_rank;
-        let part = rank_start + (b0 * bs).min(per_rank)..rank_start + (b1 * bs).min(per_rank);
+        let part = (b0 * bs).min(per_rank)..(b1 * bs).min(per_rank);
         let buffer = o.buffer_rows as u64;
         let window_rows = match o.shuffle {
             Shuffle::Global => buffer.min(GLOBAL_READ_ROWS as u64),
@@ -588,6 +616,8 @@ impl Lake {
             epoch: o.epoch,
             batch_size: bs,
             order,
+            rank_start: o.shard.index * per_rank,
+            rank_len: per_rank,
             part,
             window: (window_rows / bs).max(1) * bs,
         })
@@ -697,6 +727,8 @@ impl Lake {
 /// The rows of the loaded window: its batches in position order, and where each starts.
 struct Loaded {
     window: u64,
+    /// The first position read.
+    start: u64,
     batches: Vec<RecordBatch>,
     starts: Vec<usize>,
     perm: Option<Perm>,
@@ -753,15 +785,15 @@ impl EpochReader {
         if self.done || b >= self.plan.num_batches() {
             return false;
         }
-        let w = b * self.plan.batch_size / self.plan.window;
+        let w = self.plan.batch_span(b).start / self.plan.window;
         self.loaded.as_ref().is_none_or(|l| l.window != w)
     }
 
     /// Reads window `w` of the plan.
     fn load(&self, w: u64) -> Result<Loaded> {
-        let r = self.plan.window_range(w);
+        let r = self.plan.window_read(w);
         let m = r.end - r.start;
-        let runs = self.plan.window_runs(w);
+        let runs = self.plan.runs(r.clone());
         let batches: Vec<RecordBatch> = match self.plan.order {
             Order::Global(_) => {
                 let rows: Vec<u64> = runs.iter().map(|r| r.start).collect();
@@ -796,9 +828,10 @@ impl EpochReader {
         }
         Ok(Loaded {
             window: w,
+            start: r.start,
             batches,
             starts,
-            perm: self.plan.window_perm(w, m),
+            perm: self.plan.window_perm(w),
         })
     }
 
@@ -808,10 +841,8 @@ impl EpochReader {
         if b >= self.plan.num_batches() {
             return Ok(None);
         }
-        let bs = self.plan.batch_size;
-        let first = b * bs;
-        let last = (first + bs).min(self.plan.num_rows());
-        let w = first / self.plan.window;
+        let span = self.plan.batch_span(b);
+        let w = span.start / self.plan.window;
         if self.loaded.as_ref().is_none_or(|l| l.window != w) {
             // The old window is dropped before the new one is read.
             self.loaded = None;
@@ -821,15 +852,17 @@ impl EpochReader {
             .loaded
             .as_ref()
             .ok_or_else(|| Error::new(ErrorKind::Other, "epoch: no window (internal)"))?;
-        let base = self.plan.window_range(w).start;
-        let (lo, hi) = ((first - base) as usize, (last - base) as usize);
         let batch = match &loaded.perm {
-            None if loaded.batches.len() == 1 => loaded.batches[0].slice(lo, hi - lo),
+            None if loaded.batches.len() == 1 => loaded.batches[0].slice(
+                (span.start - loaded.start) as usize,
+                (span.end - span.start) as usize,
+            ),
             perm => {
-                let picks: Vec<(usize, usize)> = (lo..hi)
-                    .map(|i| {
-                        let i = perm.as_ref().map_or(i, |p| p.at(i as u64) as usize);
-                        loaded.at(i)
+                let picks: Vec<(usize, usize)> = span
+                    .clone()
+                    .map(|pos| {
+                        let src = self.plan.source(w, perm.as_ref(), pos);
+                        loaded.at((src - loaded.start) as usize)
                     })
                     .collect();
                 let refs: Vec<&RecordBatch> = loaded.batches.iter().collect();
@@ -837,7 +870,7 @@ impl EpochReader {
             }
         };
         self.state.position += 1;
-        if last - base == self.plan.window_range(w).end - base {
+        if span.end >= self.plan.window_read(w).end {
             self.loaded = None;
         }
         Ok(Some(batch))

@@ -140,6 +140,44 @@ fn every_row_once_per_epoch_over_ranks_and_workers() {
 }
 
 #[test]
+fn the_batches_of_a_rank_do_not_depend_on_its_worker_count() {
+    let (_dir, lake) = lake(&[5, 300, 40, 1, 120], 16);
+    for shuffle in [Shuffle::None, Shuffle::Block, Shuffle::Global] {
+        for drop_last in [false, true] {
+            let mut o = options(shuffle, 7, 3, 1);
+            o.drop_last = drop_last;
+            let whole = planned(&lake, &o);
+            for workers in 2..=5 {
+                let mut split = Vec::new();
+                for w in 0..workers {
+                    o.worker = Shard {
+                        index: w,
+                        count: workers,
+                    };
+                    split.extend(planned(&lake, &o));
+                }
+                o.worker = Shard::WHOLE;
+                assert_eq!(
+                    split, whole,
+                    "{shuffle:?} drop_last={drop_last} workers={workers}"
+                );
+            }
+            // And read so: each worker's reader returns its planned batches.
+            o.worker = Shard { index: 1, count: 3 };
+            o.with_gid = true;
+            let read: Vec<Vec<u64>> = lake
+                .epoch(&o, None)
+                .expect("reader")
+                .map(|b| gids(&b.expect("read")))
+                .collect();
+            assert_eq!(read, planned(&lake, &o), "{shuffle:?}");
+            o.with_gid = false;
+            o.worker = Shard::WHOLE;
+        }
+    }
+}
+
+#[test]
 fn the_order_is_a_pure_function_of_seed_and_epoch() {
     let (_dir, lake) = lake(&[5, 300, 40, 120], 16);
     for shuffle in [Shuffle::Block, Shuffle::Global] {
