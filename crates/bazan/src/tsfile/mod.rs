@@ -24,8 +24,20 @@ pub use write::{WriteOptions, WriteSummary, import, write_table};
 
 use crate::error::{Error, Result};
 
-/// Opens a TsFile (memory-mapped), with errors that name it.
+/// Opens a TsFile (memory-mapped), with errors that name it. A URL (`s3://…/x.tsfile`,
+/// `https://…`) is fetched whole into a temporary file first, which is removed at once: the
+/// open reader keeps its bytes.
 pub fn open(path: &Path) -> Result<TsFileReader> {
+    if let Some(url) = path
+        .to_str()
+        .filter(|s| crate::remote::is_url(s) && crate::remote::local_path(s).is_none())
+    {
+        let (_guard, local) = crate::remote::fetch_file(url)?;
+        return TsFileReader::open(&local).map_err(|e| Error::from(e).at(path));
+    }
+    if let Some(local) = path.to_str().and_then(crate::remote::local_path) {
+        return open(&local);
+    }
     TsFileReader::open(path).map_err(|e| Error::from(e).at(path))
 }
 
