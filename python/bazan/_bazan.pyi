@@ -27,9 +27,9 @@ def create_map(
 
 def update_map(
     root: _Path, *, skip_errors: bool, threads: Optional[int], progress: _Progress
-) -> Tuple[Lake, Dict[str, Any]]:
+) -> Tuple[Lake, str]:
     """Updates the map of the lake at ``root``; returns it with the report of what changed
-    (the ``bazan map update --json`` object)."""
+    (the ``bazan map update --json`` object, as JSON text)."""
 def load_map(root: _Path) -> Lake:
     """Loads the map of the lake at ``root``."""
 

@@ -226,7 +226,8 @@ def update_map(
         out = _bazan.update_map(root, skip_errors=skip_errors, threads=threads, progress=callback)
     finally:
         _progress.close(callback)
-    return UpdateReport(*out)
+    lake, report = out
+    return UpdateReport(lake, json.loads(report))
 
 
 def load_map(root: PathLike) -> "LakeMap":

@@ -21,7 +21,6 @@ use crate::blocking::{self, OnInterrupt, ProgressPump};
 use crate::errors::{self, IntoPy};
 use crate::export::{to_batch, to_schema, to_table};
 use crate::handler::PyHandler;
-use crate::tsfile::json_to_py;
 
 fn parse_fingerprint(py: Python<'_>, text: &str) -> PyResult<Fingerprint> {
     text.parse().map_err(|_| {
@@ -92,8 +91,8 @@ pub(crate) fn create_map(
 }
 
 /// Brings the map of the lake at `root` up to date (a lake without a map gets one) and
-/// returns it with the facade's report of what changed, the `bazan map update --json`
-/// object as a dict.
+/// returns it with the facade's report of what changed: the `bazan map update --json`
+/// object, as JSON text.
 #[pyfunction]
 #[pyo3(signature = (root, *, skip_errors, threads, progress))]
 pub(crate) fn update_map(
@@ -102,7 +101,7 @@ pub(crate) fn update_map(
     skip_errors: bool,
     threads: Option<usize>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(PyLake, Bound<'_, PyAny>)> {
+) -> PyResult<(PyLake, String)> {
     let (cancel, mut pump, feed) = build_setup(progress);
     let options = CreateOptions {
         skip_errors,
@@ -114,7 +113,7 @@ pub(crate) fn update_map(
     let updated = blocking::run(py, OnInterrupt::Cancel(&cancel), pump.as_mut(), move || {
         bazan::update_map(&root, &options)
     })?;
-    let report = json_to_py(py, &updated.to_json())?;
+    let report = updated.to_json().to_string();
     Ok((PyLake::new(updated.map), report))
 }
 

@@ -30,6 +30,7 @@
 //! and [`take`] (the pieces of [`Locator::read_rows`] every format shares).
 
 pub mod columnar;
+mod encoding;
 pub mod error;
 mod formats;
 #[doc(hidden)]

@@ -17,7 +17,7 @@ use arrow_schema::SchemaRef;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::text::encoding::TextEncoding;
+use crate::encoding::TextEncoding;
 
 /// One block of a file, in file order: a Parquet row group, an ORC stripe, an Avro OCF data
 /// block, an Arrow record batch, or a checkpoint of `stride` rows of a row format.
