@@ -184,6 +184,13 @@ impl TextColumn {
 
     /// The whole column as a plain Utf8 array, or the first row that cannot be read.
     pub(crate) fn to_utf8(&self) -> std::result::Result<StringArray, usize> {
+        // A column built in memory (one plain chunk): the same buffers, checked as UTF-8.
+        if self.chunks.len() == 1
+            && let Some(Chunk::Plain(a)) = self.chunks[0].get()
+            && let Ok(s) = StringArray::try_from_binary(a.clone())
+        {
+            return Ok(s);
+        }
         let n = self.len();
         let mut bytes = 0usize;
         for i in 0..n {

@@ -36,13 +36,12 @@ use rayon::prelude::*;
 
 use crate::config::{Fingerprint, MapConfig};
 use crate::create::{
-    CreateOptions, FileFailure, ProgressFn, assemble, create_map_with, hash_file, index_files,
-    is_cancelled,
+    CreateOptions, FileFailure, ProgressFn, create_map_with, hash_file, index_files, is_cancelled,
 };
 use crate::discovery::{DiscoveredFile, discover, resolve_map_path};
 use crate::error::{Error, Result};
 use crate::handlers::HandlerRegistry;
-use crate::lake_map::{Entry, LakeMap, MapEntry};
+use crate::lake_map::{Entry, EntryFrom, LakeMap, MapEntry, assign_first_global_rows};
 use crate::map_file::{MAP_SCHEMA, load_map, write_map};
 
 /// Everything [`update_map_with`] needs besides the root.
@@ -255,15 +254,8 @@ pub fn update_map_with(root: &Path, options: &UpdateOptions) -> Result<UpdateRep
             elapsed: started.elapsed(),
         });
     }
-    let mut slots: Vec<Option<Result<MapEntry>>> = plans
-        .iter()
-        .zip(&found.files)
-        .map(|(p, f)| match p {
-            Plan::Keep(i) => Some(Ok(kept_entry(&old.entry(*i), f))),
-            _ => None,
-        })
-        .collect();
     let kept = found.files.len() - todo.len();
+    let mut indexed: Vec<Option<Result<MapEntry>>> = (0..found.files.len()).map(|_| None).collect();
     for (k, r) in index_files(
         root,
         &found.files,
@@ -272,7 +264,7 @@ pub fn update_map_with(root: &Path, options: &UpdateOptions) -> Result<UpdateRep
         options.progress.as_ref(),
         cancel,
     ) {
-        slots[k] = Some(r);
+        indexed[k] = Some(r);
     }
     if is_cancelled(cancel) {
         return Err(Error::Interrupted);
@@ -280,7 +272,7 @@ pub fn update_map_with(root: &Path, options: &UpdateOptions) -> Result<UpdateRep
 
     let mut added = Vec::new();
     let mut modified = Vec::new();
-    for ((plan, f), slot) in plans.iter().zip(&found.files).zip(&slots) {
+    for ((plan, f), slot) in plans.iter().zip(&found.files).zip(&indexed) {
         match (plan, slot) {
             (Plan::Index(None), Some(Ok(_))) => added.push(f.path.clone()),
             (Plan::Index(Some(_)), Some(Ok(_))) => modified.push(f.path.clone()),
@@ -292,8 +284,43 @@ pub fn update_map_with(root: &Path, options: &UpdateOptions) -> Result<UpdateRep
         .filter(|e| !seen[e.index])
         .map(|e| e.path.to_string())
         .collect();
-    let (entries, failures) = assemble(&found.files, slots, options.skip_errors)?;
-    let map = LakeMap::from_entries(root, config, &entries)?;
+    // Kept entries come column by column from the old map, the others from their new
+    // entries; a file that failed fails the update, or with `skip_errors` is left out.
+    let mut from = Vec::with_capacity(found.files.len());
+    let mut fresh = Vec::new();
+    let mut failures = Vec::new();
+    for ((plan, f), slot) in plans.iter().zip(&found.files).zip(indexed) {
+        match (plan, slot) {
+            (Plan::Keep(i), _) => from.push(EntryFrom::Old {
+                index: *i,
+                mtime_ms: f.mtime_ms,
+            }),
+            (_, Some(Ok(e))) => {
+                from.push(EntryFrom::New(fresh.len()));
+                fresh.push(e);
+            }
+            (_, Some(Err(err))) if options.skip_errors => failures.push(FileFailure {
+                path: f.path.clone(),
+                message: err.to_string(),
+            }),
+            (_, Some(Err(err))) => return Err(err),
+            (_, None) => {}
+        }
+    }
+    let map = match old.rebuilt(&from, &fresh)? {
+        Some(map) => map,
+        None => {
+            let mut entries: Vec<MapEntry> = from
+                .iter()
+                .map(|f| match *f {
+                    EntryFrom::Old { index, mtime_ms } => kept_entry(&old.entry(index), mtime_ms),
+                    EntryFrom::New(j) => fresh[j].clone(),
+                })
+                .collect();
+            assign_first_global_rows(&mut entries);
+            LakeMap::from_entries(root, config, &entries)?
+        }
+    };
     if !options.dry_run {
         write_map(&map)?;
     }
@@ -354,8 +381,8 @@ fn reusable(e: &Entry<'_>, f: &DiscoveredFile, config: &MapConfig, map_schema: u
 }
 
 /// The old entry as this update stores it: as read, with the file's current mtime.
-fn kept_entry(e: &Entry<'_>, f: &DiscoveredFile) -> MapEntry {
+fn kept_entry(e: &Entry<'_>, mtime_ms: i64) -> MapEntry {
     let mut entry = e.to_owned_entry();
-    entry.mtime_ms = f.mtime_ms;
+    entry.mtime_ms = mtime_ms;
     entry
 }
