@@ -1,5 +1,6 @@
-//! `bazan read FILE`: reads one data file directly (no map), with the locator chosen by the
-//! file's extension or, for a file without a known extension, by its magic bytes.
+//! `bazan read FILE`: reads one data file directly (no map) with the handler `map create`
+//! would index it with ([`bazan::read_file`]): by the file's extension (`.tsfile` included)
+//! or, for a file without a known extension, by its magic bytes.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
