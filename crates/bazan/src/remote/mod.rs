@@ -170,13 +170,19 @@ pub(crate) struct Built {
     pub(crate) created: bool,
 }
 
+/// An object's ETag and version, what a conditional PUT names.
+type Version = (Option<String>, Option<String>);
+
+/// One file's outcome in a build: its entry, ETag, and whether it was indexed (not kept).
+type Indexed = Result<(MapEntry, Option<String>, bool)>;
+
 /// The map of a remote lake as it is stored now, with the version of the object holding it
 /// (`None` when there is none yet).
 fn read_map(
     store: &Store,
     options: &RemoteOptions,
     scratch: &Path,
-) -> Result<Option<(LakeMap, Option<(Option<String>, Option<String>)>)>> {
+) -> Result<Option<(LakeMap, Option<Version>)>> {
     let root = PathBuf::from(store.url());
     match map_target(options.map.as_deref()) {
         None => match store.get_all(MAP_FILE_NAME) {
@@ -221,7 +227,7 @@ fn write_map(
     store: &Store,
     map: &LakeMap,
     options: &RemoteOptions,
-    expected: Option<(Option<String>, Option<String>)>,
+    expected: Option<Version>,
     scratch: &Path,
 ) -> Result<()> {
     match map_target(options.map.as_deref()) {
@@ -295,30 +301,29 @@ pub(crate) fn build(url: &str, options: &RemoteOptions, update: bool) -> Result<
         files.len() as u64,
         total_bytes,
     );
-    let results: Vec<(usize, Result<(MapEntry, Option<String>, bool)>)> =
-        crate::lake::with_threads(options.threads, || {
-            Ok(files
-                .par_iter()
-                .enumerate()
-                .map(|(n, (file, object))| {
-                    let r = (|| {
-                        check_cancel(options)?;
-                        if let Some((entry, etag)) = keep.get(&file.path)
-                            && entry.size_bytes == object.size
-                            && etag.is_some()
-                            && *etag == object.etag
-                        {
-                            return Ok((entry.clone(), etag.clone(), false));
-                        }
-                        let entry =
-                            index_object(&store, file, object, &config, scratch.path(), &counts)?;
-                        Ok((entry, object.etag.clone(), true))
-                    })();
-                    tally.add(1, file.size_bytes);
-                    (n, r)
-                })
-                .collect())
-        })?;
+    let results: Vec<(usize, Indexed)> = crate::lake::with_threads(options.threads, || {
+        Ok(files
+            .par_iter()
+            .enumerate()
+            .map(|(n, (file, object))| {
+                let r = (|| {
+                    check_cancel(options)?;
+                    if let Some((entry, etag)) = keep.get(&file.path)
+                        && entry.size_bytes == object.size
+                        && etag.is_some()
+                        && *etag == object.etag
+                    {
+                        return Ok((entry.clone(), etag.clone(), false));
+                    }
+                    let entry =
+                        index_object(&store, file, object, &config, scratch.path(), &counts)?;
+                    Ok((entry, object.etag.clone(), true))
+                })();
+                tally.add(1, file.size_bytes);
+                (n, r)
+            })
+            .collect())
+    })?;
     check_cancel(options)?;
     let mut entries = Vec::with_capacity(results.len());
     let mut etags = Vec::with_capacity(results.len());

@@ -187,7 +187,7 @@ impl EntrySource for RemoteSource {
             Some(layout) => {
                 let mut all = Vec::new();
                 let spans: Vec<Range<u64>> = if need.rows.is_empty() {
-                    vec![0..0]
+                    std::iter::once(0..0).collect()
                 } else {
                     need.rows.to_vec()
                 };
@@ -202,12 +202,12 @@ impl EntrySource for RemoteSource {
                     }
                 }
                 if whole {
-                    vec![0..size]
+                    std::iter::once(0..size).collect()
                 } else {
                     merge_ranges(all, COALESCE_GAP)
                 }
             }
-            None => vec![0..size],
+            None => std::iter::once(0..size).collect(),
         };
         let fetch = merge_ranges(missing(&wanted, &local.present), COALESCE_GAP);
         if fetch.is_empty() {
@@ -265,6 +265,7 @@ mod tests {
     use super::missing;
 
     #[test]
+    #[allow(clippy::single_range_in_vec_init)]
     fn missing_subtracts_present_ranges() {
         assert_eq!(
             missing(&[0..100], &[10..20, 50..60]),

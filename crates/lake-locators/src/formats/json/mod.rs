@@ -793,6 +793,10 @@ impl Locator for JsonLocator {
         true
     }
 
+    fn byte_layout(&self) -> Option<crate::ByteLayout> {
+        Some(crate::ByteLayout::HEAD_AND_BLOCKS)
+    }
+
     fn formats(&self) -> &[&str] {
         &["ndjson", "json_array"]
     }
