@@ -114,6 +114,41 @@ class BatchStream:
     def __next__(self) -> pa.RecordBatch: ...
     def close(self) -> None: ...
 
+def epoch_stream(
+    lake: Lake,
+    batch_size: int,
+    *,
+    columns: Optional[List[str]] = None,
+    with_gid: bool = False,
+    with_path: bool = False,
+    shuffle: str = "none",
+    seed: int = 0,
+    epoch: int = 0,
+    shard: Tuple[int, int] = (0, 1),
+    worker: Tuple[int, int] = (0, 1),
+    drop_last: bool = False,
+    buffer_rows: int = 65536,
+    state: Optional[str] = None,
+) -> EpochStream:
+    """A reader of one epoch of ``lake`` (``state``: JSON text from ``state_json``)."""
+
+def balanced_ranges(lake: Lake, parts: int) -> List[Tuple[int, int]]:
+    """The lake cut into at most ``parts`` row ranges at block boundaries, balanced by rows."""
+
+class EpochStream:
+    """One epoch of a lake for one rank and worker."""
+
+    @property
+    def schema(self) -> pa.Schema: ...
+    @property
+    def num_batches(self) -> int: ...
+    @property
+    def num_rows(self) -> int: ...
+    def state_json(self) -> str: ...
+    def __iter__(self) -> EpochStream: ...
+    def __next__(self) -> pa.RecordBatch: ...
+    def close(self) -> None: ...
+
 def tsfile_info(path: _Path) -> Dict[str, Any]:
     """The ``bazan tsfile info --json`` object of a file."""
 

@@ -320,6 +320,34 @@ def _indices(indices: Any) -> Any:
     return arr
 
 
+# --- processes: pickling, fork ------------------------------------------------------------
+# A LakeMap pickles to what reopens it (see LakeMap.__reduce__). After os.fork() (a
+# multiprocessing or DataLoader worker started with "fork"), each LakeMap opens its map again
+# in the child on first use: the parent's handle (its memory-mapped map, its block cache) is
+# never used there. The extension runs a child's parallel reads on a thread pool of the
+# child's own (crates/bazan-python/src/epoch.rs).
+_FORK_GENERATION = 0
+
+
+def _after_fork_in_child() -> None:
+    global _FORK_GENERATION
+    _FORK_GENERATION += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _reopen(state: Dict[str, Any]) -> "LakeMap":
+    """The map ``LakeMap.__reduce__`` describes, opened in this process."""
+    m = load_map(state["root"], **state.get("open", {}))
+    m._open = dict(state.get("open", {}))
+    if state.get("cache_bytes") is not None:
+        m.cache_bytes = state["cache_bytes"]
+    m.failures = [tuple(f) for f in state.get("failures", [])]
+    return m
+
+
 class LakeMap:
     """A loaded Lake Map: the rows of every file of a lake as one table, read on demand.
 
@@ -330,13 +358,42 @@ class LakeMap:
     stream, one batch at a time.
     """
 
-    __slots__ = ("_lake", "_schema", "failures")
+    __slots__ = ("_handle", "_generation", "_root", "_open", "_schema", "failures")
 
     def __init__(self, lake: Any, failures: Sequence[Tuple[str, str]] = ()) -> None:
-        self._lake = lake
+        self._handle = lake
+        self._generation = _FORK_GENERATION
+        self._root: str = lake.root
+        #: Keyword arguments of :func:`load_map` besides the root that reopen this map in
+        #: another process (empty for a local lake).
+        self._open: Dict[str, Any] = {}
         self._schema: Optional[pa.Schema] = None
         #: Files left out by ``create_map(skip_errors=True)``, as ``(path, message)``.
         self.failures: List[Tuple[str, str]] = list(failures)
+
+    @property
+    def _lake(self) -> Any:
+        """The extension's lake; in a child made by fork, the map opened again there."""
+        if self._generation != _FORK_GENERATION:
+            budget = self._handle.cache_bytes
+            fresh = load_map(self._root, **self._open)._handle
+            fresh.cache_bytes = budget
+            self._handle = fresh
+            self._generation = _FORK_GENERATION
+        return self._handle
+
+    def __reduce__(self) -> Any:
+        """Pickles to what reopens the map: its root, the options it was loaded with, the
+        block cache's budget and the failures list. Unpickling loads the map (not the
+        lake's files) in the receiving process: a DataLoader worker or a multiprocessing
+        child started with "spawn" or "forkserver", a Ray task."""
+        state = {
+            "root": self._root,
+            "open": dict(self._open),
+            "cache_bytes": self._lake.cache_bytes,
+            "failures": [list(f) for f in self.failures],
+        }
+        return (_reopen, (state,))
 
     # --- facts from the map -------------------------------------------------------------
     @property
@@ -492,11 +549,77 @@ class LakeMap:
         *,
         with_gid: bool = False,
         with_path: bool = False,
-    ) -> pa.RecordBatchReader:
+        shuffle: Union[bool, str] = False,
+        seed: int = 0,
+        epoch: int = 0,
+        shard: Tuple[int, int] = (0, 1),
+        worker: Tuple[int, int] = (0, 1),
+        drop_last: bool = False,
+        buffer_rows: Optional[int] = None,
+        state: Optional[Dict[str, Any]] = None,
+    ) -> Any:
         """Global rows ``[start, stop)`` (``stop=None``: to the end) as a
         ``pyarrow.RecordBatchReader`` of at most ``batch_size`` rows per batch. Batches are
         decoded as they are pulled: memory is bounded by a batch and one file block, not by
-        the lake."""
+        the lake.
+
+        **Training epochs.** With any of the keyword arguments below the result is an
+        :class:`bazan._epoch.EpochIterator` over one epoch of the whole lake (``start`` and
+        ``stop`` then stay at their defaults): every row once per epoch over all shards, in
+        batches of exactly ``batch_size`` rows (but a part's last one), in an order that is a
+        pure function of ``(seed, epoch)``, the arguments and the map.
+
+        - ``shuffle``: ``False`` (lake order), ``"block"`` (a random order of the map's
+          blocks, then the rows of each window of ``buffer_rows`` rows shuffled together:
+          sequential reads, memory bounded by the window) or ``"global"`` (a random
+          permutation of every row, read with the batched ``take`` and its block cache).
+        - ``seed``, ``epoch``: the order's key; each epoch has its own order.
+        - ``shard=(rank, world_size)``: this data-parallel rank's share. Every rank gets the
+          same number of batches: without ``drop_last`` the last ranks are padded with the
+          first rows of the epoch order (fewer than ``world_size`` rows in all, as
+          ``DistributedSampler`` does); with ``drop_last`` every batch is full and fewer than
+          ``world_size * (batch_size + 1)`` rows are left out of the epoch.
+        - ``worker=(index, num_workers)``: this worker's consecutive run of the rank's
+          batches (what ``bazan.torch`` passes from ``get_worker_info()``).
+        - ``buffer_rows``: rows of the read window (65,536 by default).
+        - ``state``: a ``state_dict()`` of an iterator made with the same arguments: this one
+          starts with the batch after it.
+
+        Bad shards, an unknown column or a state from other arguments raise
+        :class:`InvalidArgumentError`; a file changed since the map was made raises
+        :class:`bazan.StaleFileError` naming it when its rows are read. See
+        ``docs/training.md``.
+        """
+        epoch_args = (
+            shuffle not in (False, None) or seed != 0 or epoch != 0 or tuple(shard) != (0, 1)
+            or tuple(worker) != (0, 1) or drop_last or buffer_rows is not None or state is not None
+        )
+        if epoch_args:
+            from . import _epoch
+
+            if start != 0 or stop is not None:
+                raise InvalidArgumentError(
+                    "start and stop read a row range; an epoch (shuffle, seed, epoch, shard, "
+                    "worker, drop_last, buffer_rows, state) always covers the whole lake"
+                )
+            if not isinstance(drop_last, bool):
+                raise TypeError(f"drop_last must be a bool, not {type(drop_last).__name__}")
+            stream = _bazan.epoch_stream(
+                self._lake,
+                _int("batch_size", batch_size, 1),
+                columns=_columns(columns),
+                with_gid=bool(with_gid),
+                with_path=bool(with_path),
+                shuffle=_epoch.shuffle_name(shuffle),
+                seed=_epoch.seed_value("seed", seed),
+                epoch=_epoch.seed_value("epoch", epoch),
+                shard=_epoch.pair("shard", shard, "rank", "world_size"),
+                worker=_epoch.pair("worker", worker, "index", "num_workers"),
+                drop_last=drop_last,
+                buffer_rows=_int("buffer_rows", _epoch.DEFAULT_BUFFER_ROWS if buffer_rows is None else buffer_rows, 1),
+                state=_epoch.state_json(state),
+            )
+            return _epoch.EpochIterator(stream)
         batch_size = _int("batch_size", batch_size, 1)
         start = _int("start", start, 0)
         total = self._lake.total_rows

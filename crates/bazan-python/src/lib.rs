@@ -7,6 +7,7 @@
 
 mod blocking;
 mod cli;
+mod epoch;
 mod errors;
 mod export;
 mod handler;
@@ -31,6 +32,7 @@ fn _bazan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     quiet_panics();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     lake::add(m)?;
+    epoch::add(m)?;
     tsfile::add(m)?;
     cli::add(m)?;
     sql::add(m)?;
