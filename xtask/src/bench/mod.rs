@@ -16,6 +16,7 @@ pub mod lake_peers;
 pub mod locators;
 pub mod locators_rows;
 pub mod python;
+pub mod remote;
 pub mod sql;
 pub mod timing;
 pub mod tsfile;
@@ -74,6 +75,11 @@ pub fn benches() -> Vec<Bench> {
             name: "tsfile-write",
             about: "TsFile writer: points/s writing the corpus `large` rows vs the official writer (write_arrow_batch)",
             run: tsfile_write::run,
+        },
+        Bench {
+            name: "remote",
+            about: "the realistic lake in an S3 bucket (moto behind a counting proxy, +20 ms per request): remote map create, deep slices and 256 random rows vs polars, pyarrow, datasets (time, GETs, bytes)",
+            run: remote::run,
         },
         Bench {
             name: "sql",
