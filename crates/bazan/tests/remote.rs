@@ -79,6 +79,23 @@ impl Moto {
         assert!(reply.starts_with("HTTP/1.1 200"), "create bucket: {reply}");
     }
 
+    /// Writes `key` without credentials (moto lets anyone read such an object, as an HTTP
+    /// lake needs).
+    fn put_anonymous(&self, key: &str, body: &[u8]) {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).expect("connect to moto");
+        write!(
+            s,
+            "PUT /{key} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/octet-stream\r\nx-amz-acl: public-read\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            self.port,
+            body.len()
+        )
+        .expect("send");
+        s.write_all(body).expect("send body");
+        let mut reply = String::new();
+        let _ = s.read_to_string(&mut reply);
+        assert!(reply.starts_with("HTTP/1.1 200"), "anonymous PUT: {reply}");
+    }
+
     fn options(&self) -> StorageOptions {
         [
             ("aws_endpoint", self.endpoint()),
@@ -328,6 +345,39 @@ fn a_deep_slice_fetches_one_narrow_range() {
         "{bytes} bytes fetched, a block is {biggest}"
     );
     assert!(bytes * 100 <= size, "{bytes} of {size} bytes fetched");
+
+    // The same lake over plain HTTP (read-only: the map is already there), copied to a
+    // bucket written without credentials, which moto lets anyone read.
+    moto.put_anonymous("open", b"");
+    for key in ["lake/big.csv", "lake/.br_map.bazan"] {
+        let path = StorePath::parse(key).expect("key");
+        let body = rt()
+            .block_on(async { store.get(&path).await?.bytes().await })
+            .expect("get");
+        // Same bytes, same ETag: the map still describes the object.
+        moto.put_anonymous(&format!("open/{key}"), &body);
+    }
+    let http = format!("{}/open/lake", moto.endpoint());
+    let options = LoadOptions {
+        storage_options: [("allow_http".to_string(), "true".to_string())].into(),
+        map: None,
+    };
+    let over_http = Arc::new(bazan::load_map_with(Path::new(&http), &options).expect("http lake"));
+    let again = over_http
+        .scan(250_000..250_100, &ScanOptions::default())
+        .expect("scan")
+        .collect_batches()
+        .expect("rows");
+    assert_eq!(batches, again);
+    let err = bazan::create_map(
+        Path::new(&http),
+        &CreateOptions {
+            storage_options: options.storage_options.clone(),
+            ..Default::default()
+        },
+    )
+    .expect_err("an HTTP lake cannot be listed");
+    assert!(err.to_string().contains("cannot be listed"), "{err}");
 }
 
 #[test]
