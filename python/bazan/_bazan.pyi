@@ -21,17 +21,27 @@ def create_map(
     threads: Optional[int],
     progress: _Progress,
     encoding: str = "utf-8",
+    storage_options: Optional[Dict[str, str]] = None,
+    map: Optional[str] = None,
 ) -> Tuple[Lake, List[Tuple[str, str]], List[str]]:
     """Builds and writes the map of the lake at ``root``; returns it with the files left out
     and the warnings about the options."""
 
 def update_map(
-    root: _Path, *, skip_errors: bool, threads: Optional[int], progress: _Progress
+    root: _Path,
+    *,
+    skip_errors: bool,
+    threads: Optional[int],
+    progress: _Progress,
+    storage_options: Optional[Dict[str, str]] = None,
+    map: Optional[str] = None,
 ) -> Tuple[Lake, str]:
     """Updates the map of the lake at ``root``; returns it with the report of what changed
     (the ``bazan map update --json`` object, as JSON text)."""
-def load_map(root: _Path) -> Lake:
-    """Loads the map of the lake at ``root``."""
+def load_map(
+    root: _Path, *, storage_options: Optional[Dict[str, str]] = None, map: Optional[str] = None
+) -> Lake:
+    """Loads the map of the lake at ``root`` (a folder or an object-store URL)."""
 
 def register_handler(
     extension: str,

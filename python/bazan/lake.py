@@ -28,7 +28,7 @@ import copy
 import json
 import os
 import warnings
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 
@@ -103,6 +103,8 @@ def create_map(
     threads: Optional[int] = None,
     progress: _progress.ProgressArg = None,
     encoding: str = "utf-8",
+    storage_options: Optional[Mapping[str, str]] = None,
+    map: Optional[str] = None,
 ) -> "LakeMap":
     """Maps the lake at ``root`` and writes ``<root>/.br_map.bazan`` atomically, exactly as
     ``bazan map create`` does; returns the map, ready to read.
@@ -123,6 +125,15 @@ def create_map(
       a character, as Python's ``open(..., encoding="latin-1")`` reads it). Stored in the
       map: every later read and :func:`update_map` use it. Another name raises
       :class:`InvalidArgumentError` (a ``ValueError``).
+    - ``root`` may be a URL of a lake in an object store: ``s3://bucket/prefix``,
+      ``gs://…``, ``az://…`` / ``abfs[s]://…`` (``http(s)://`` lakes are read-only). The map
+      is then written beside the data at ``PREFIX/.br_map.bazan`` in one conditional PUT.
+    - ``storage_options``: options of that store by object_store's key names (as polars and
+      deltalake take them: ``aws_endpoint``, ``aws_region``, ``aws_allow_http``,
+      ``aws_access_key_id``, ``google_service_account``, ``azure_storage_account_name``,
+      …), over the store's standard environment variables.
+    - ``map``: where to keep the map instead (a local path or a URL), e.g. for a read-only
+      bucket.
 
     A registered handler's exception propagates as itself, with the path in its notes, and
     no map is written. Ctrl-C raises ``KeyboardInterrupt`` and leaves no map behind.
@@ -148,6 +159,8 @@ def create_map(
             threads=threads,
             progress=callback,
             encoding=encoding,
+            storage_options=_storage_options(storage_options),
+            map=_map_location(map),
         )
     finally:
         _progress.close(callback)
@@ -210,6 +223,8 @@ def update_map(
     skip_errors: bool = False,
     threads: Optional[int] = None,
     progress: _progress.ProgressArg = None,
+    storage_options: Optional[Mapping[str, str]] = None,
+    map: Optional[str] = None,
 ) -> UpdateReport:
     """Brings ``<root>/.br_map.bazan`` up to date as ``bazan map update`` does: entries whose
     file is unchanged under the map's own fingerprint mode are kept without reading the file,
@@ -223,23 +238,72 @@ def update_map(
         threads = _int("threads", threads)
     callback = _progress.resolve(progress, "map")
     try:
-        out = _bazan.update_map(root, skip_errors=skip_errors, threads=threads, progress=callback)
+        out = _bazan.update_map(
+            root,
+            skip_errors=skip_errors,
+            threads=threads,
+            progress=callback,
+            storage_options=_storage_options(storage_options),
+            map=_map_location(map),
+        )
     finally:
         _progress.close(callback)
     lake, report = out
     return UpdateReport(lake, json.loads(report))
 
 
-def load_map(root: PathLike) -> "LakeMap":
+def load_map(
+    root: PathLike,
+    *,
+    storage_options: Optional[Mapping[str, str]] = None,
+    map: Optional[str] = None,
+) -> "LakeMap":
     """Loads ``<root>/.br_map.bazan`` (memory-mapped: the map's size, not the lake's, sets
-    the cost). A lake without a map raises :class:`bazan.NotFoundError`."""
-    return LakeMap(_bazan.load_map(_root(root)), [])
+    the cost). A lake without a map raises :class:`bazan.NotFoundError`.
+
+    ``root`` may be an object-store URL (``s3://bucket/prefix``, ``gs://…``, ``az://…``,
+    ``http(s)://…``): the map is fetched once, and reads fetch only the byte ranges of the
+    blocks they touch, each on the condition that the object still has the ETag the map
+    stored. ``storage_options`` and ``map`` are those of :func:`create_map`."""
+    opts = _storage_options(storage_options)
+    where = _map_location(map)
+    m = LakeMap(_bazan.load_map(_root(root), storage_options=opts, map=where), [])
+    m._open = {k: v for k, v in (("storage_options", opts), ("map", where)) if v is not None}
+    return m
 
 
-def doctor_lake_map(root: PathLike, *, fingerprint: Optional[str] = None) -> "DoctorReport":
-    """Compares the map of the lake at ``root`` with the files on disk now; see
+def doctor_lake_map(
+    root: PathLike,
+    *,
+    fingerprint: Optional[str] = None,
+    storage_options: Optional[Mapping[str, str]] = None,
+    map: Optional[str] = None,
+) -> "DoctorReport":
+    """Compares the map of the lake at ``root`` with the files on disk now (for a lake in an
+    object store: with one listing of its prefix, by size and ETag); see
     :meth:`LakeMap.doctor`."""
-    return load_map(root).doctor(fingerprint=fingerprint)
+    return load_map(root, storage_options=storage_options, map=map).doctor(fingerprint=fingerprint)
+
+
+def _storage_options(options: Any) -> Optional[Dict[str, str]]:
+    if options is None:
+        return None
+    if not isinstance(options, Mapping):
+        raise TypeError(f"storage_options must be a mapping, not {type(options).__name__}")
+    out: Dict[str, str] = {}
+    for k, v in options.items():
+        if not isinstance(k, str):
+            raise TypeError(f"storage_options keys must be str, not {type(k).__name__}")
+        out[k] = v if isinstance(v, str) else ("true" if v is True else "false" if v is False else str(v))
+    return out
+
+
+def _map_location(map: Any) -> Optional[str]:
+    if map is None:
+        return None
+    if isinstance(map, (str, os.PathLike)):
+        return os.fspath(map)
+    raise TypeError(f"map must be a path or URL string, not {type(map).__name__}")
 
 
 class DoctorReport:

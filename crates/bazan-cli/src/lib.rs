@@ -20,9 +20,9 @@ mod read;
 mod sql;
 mod tsfile;
 mod tsfile_import;
+mod verbose;
 #[cfg(feature = "sql")]
 mod worker;
-mod verbose;
 
 /// Bazan: read Apache TsFile, and map, slice and check data lakes.
 #[derive(Debug, Parser)]
@@ -31,6 +31,20 @@ struct Cli {
     /// Print debug logging to stderr.
     #[arg(short, long, global = true)]
     verbose: bool,
+
+    /// An option of the object store of a lake given by URL (s3://, gs://, az://, http(s)://),
+    /// by object_store's key names: `aws_endpoint=http://127.0.0.1:9000`,
+    /// `aws_allow_http=true`, `aws_region=…` (repeatable). The store's standard environment
+    /// variables (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, GOOGLE_APPLICATION_CREDENTIALS,
+    /// AZURE_STORAGE_ACCOUNT_NAME, …) apply first. A failed request is retried 4 times with
+    /// exponential backoff, for at most 15 seconds.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE", global = true, value_parser = parse_storage_option)]
+    storage_options: Vec<(String, String)>,
+
+    /// Where the lake's map is kept when not beside the data (a local path or a URL): a
+    /// local map of a lake in a read-only bucket, say.
+    #[arg(long = "map", value_name = "PATH_OR_URL", global = true)]
+    map_location: Option<String>,
 
     #[command(subcommand)]
     command: Command,
@@ -69,6 +83,8 @@ enum Outcome {
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
     verbose::init(cli.verbose);
+    bazan::set_default_storage_options(cli.storage_options.iter().cloned().collect());
+    map::set_map_location(cli.map_location.clone());
     match cli.command {
         Command::Read(args) => read::run(args),
         Command::Map(args) => map::run_map(args),
@@ -122,4 +138,12 @@ where
 /// [`run_with_args`] with the process's arguments, as an exit code.
 pub fn main_with_env_args() -> ExitCode {
     ExitCode::from(run_with_args(std::env::args_os()))
+}
+
+/// `KEY=VALUE` of `--storage-option`.
+fn parse_storage_option(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+        _ => Err(format!("expected KEY=VALUE, got {text:?}")),
+    }
 }

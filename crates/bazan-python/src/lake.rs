@@ -49,7 +49,7 @@ fn build_setup(
 /// Builds the map of the lake at `root` and returns it with the files left out
 /// (`skip_errors`), as `(path, message)` pairs, and the facade's warnings about the options.
 #[pyfunction]
-#[pyo3(signature = (root, *, stride, fingerprint, stats_columns, skip_errors, threads, progress, encoding = "utf-8"))]
+#[pyo3(signature = (root, *, stride, fingerprint, stats_columns, skip_errors, threads, progress, encoding = "utf-8", storage_options = None, map = None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub(crate) fn create_map(
     py: Python<'_>,
@@ -61,6 +61,8 @@ pub(crate) fn create_map(
     threads: Option<usize>,
     progress: Option<Py<PyAny>>,
     encoding: &str,
+    storage_options: Option<bazan::StorageOptions>,
+    map: Option<String>,
 ) -> PyResult<(PyLake, Vec<(String, String)>, Vec<String>)> {
     let text_encoding =
         bazan::text_encoding(encoding).map_err(|e| errors::invalid(py, e.to_string()))?;
@@ -78,6 +80,8 @@ pub(crate) fn create_map(
         threads,
         progress: feed,
         cancel: Some(cancel.clone()),
+        storage_options: storage_options.unwrap_or_default(),
+        map,
     };
     let created = blocking::run(py, OnInterrupt::Cancel(&cancel), pump.as_mut(), move || {
         bazan::create_map(&root, &options)
@@ -94,13 +98,15 @@ pub(crate) fn create_map(
 /// returns it with the facade's report of what changed: the `bazan map update --json`
 /// object, as JSON text.
 #[pyfunction]
-#[pyo3(signature = (root, *, skip_errors, threads, progress))]
+#[pyo3(signature = (root, *, skip_errors, threads, progress, storage_options = None, map = None))]
 pub(crate) fn update_map(
     py: Python<'_>,
     root: PathBuf,
     skip_errors: bool,
     threads: Option<usize>,
     progress: Option<Py<PyAny>>,
+    storage_options: Option<bazan::StorageOptions>,
+    map: Option<String>,
 ) -> PyResult<(PyLake, String)> {
     let (cancel, mut pump, feed) = build_setup(progress);
     let options = CreateOptions {
@@ -108,6 +114,8 @@ pub(crate) fn update_map(
         threads,
         progress: feed,
         cancel: Some(cancel.clone()),
+        storage_options: storage_options.unwrap_or_default(),
+        map,
         ..CreateOptions::default()
     };
     let updated = blocking::run(py, OnInterrupt::Cancel(&cancel), pump.as_mut(), move || {
@@ -119,8 +127,20 @@ pub(crate) fn update_map(
 
 /// Loads the map of the lake at `root`.
 #[pyfunction]
-pub(crate) fn load_map(py: Python<'_>, root: PathBuf) -> PyResult<PyLake> {
-    let lake = blocking::run(py, OnInterrupt::Leave, None, move || bazan::load_map(&root))?;
+#[pyo3(signature = (root, *, storage_options = None, map = None))]
+pub(crate) fn load_map(
+    py: Python<'_>,
+    root: PathBuf,
+    storage_options: Option<bazan::StorageOptions>,
+    map: Option<String>,
+) -> PyResult<PyLake> {
+    let options = bazan::LoadOptions {
+        storage_options: storage_options.unwrap_or_default(),
+        map,
+    };
+    let lake = blocking::run(py, OnInterrupt::Leave, None, move || {
+        bazan::load_map_with(&root, &options)
+    })?;
     Ok(PyLake::new(lake))
 }
 
