@@ -52,9 +52,7 @@ impl TsFileTable {
             .map(|s| {
                 s.columns
                     .iter()
-                    .filter(|c| {
-                        c.category == bazan::tsfile::ColumnCategory::Tag
-                    })
+                    .filter(|c| c.category == bazan::tsfile::ColumnCategory::Tag)
                     .map(|c| c.schema.name.clone())
                     .collect()
             })
@@ -375,8 +373,7 @@ impl ExecutionPlan for TsFileScanExec {
                     .collect(),
                 batch_size,
             };
-            let err =
-                |e: bazan::tsfile::TsFileError| external(bazan::Error::from(e).at(path));
+            let err = |e: bazan::tsfile::TsFileError| external(bazan::Error::from(e).at(path));
             let batches = reader.query_table(&this.table, &query).map_err(err)?;
             for batch in batches {
                 let batch = batch.map_err(err)?;
