@@ -25,19 +25,24 @@
 //! workers in consecutive runs (worker `w` reads batches `⌊w·B/k⌋ .. ⌊(w+1)·B/k⌋`), so the
 //! rows and batches of a rank do not depend on its worker count.
 //!
-//! **Reading.** A rank's positions are read in *windows* (a multiple of the batch size, laid
-//! from the rank's first position, so that a rank's batches are the same whatever its worker
-//! count: the workers' batches, one worker after the other, are the rank's). `Block` and
-//! `None` read a window of `buffer_rows` positions as the row ranges it covers (the files'
-//! blocks, in parallel, each file checked against the map first), and `Block` then emits its
-//! rows in a pseudo-random order of the window (a permutation keyed by the seed, the epoch
-//! and the window's first position): memory is bounded by the window, and the rows of several
-//! blocks are mixed in it. A worker whose batches begin or end inside a `Block` window reads
-//! that whole window; `None` and `Global` read only the worker's positions. `Global` reads each window of up to
-//! [`GLOBAL_READ_ROWS`] positions with one [`Lake::take`] (the batched take path with its
-//! decoded-block cache). Because every window is a pure function of the options, a reader
-//! resumed at batch `k` reads the window holding batch `k` and goes on exactly as an
-//! uninterrupted one would.
+//! **Reading.** `Block` reads a rank's positions in *windows* of `buffer_rows` (rounded down
+//! to whole batches) laid from the rank's first position, so that a rank's batches are the
+//! same whatever its worker count (the workers' batches, one worker after the other, are the
+//! rank's): a window is read as the row ranges it covers (the files' blocks, in parallel,
+//! each file checked against the map first), then its rows are returned in a pseudo-random
+//! order of the window (a permutation keyed by the seed, the epoch and the window's first
+//! position). Memory is bounded by the window, and the rows of several blocks are mixed in
+//! it; a worker whose batches begin or end inside a window reads that whole window.
+//!
+//! `None` and `Global` return the positions in order, so they read ahead from the next batch
+//! of the worker: one batch first, then twice as many positions each time up to
+//! `buffer_rows` (a quick first batch, then few large reads). `None` reads the row ranges as
+//! `Block` does; `Global` reads each run of positions with one [`Lake::take`] (the batched
+//! take path: one read per touched file, with the decoded-block cache), whose cost per touched
+//! file is what the read-ahead spreads over many rows.
+//!
+//! Because what is read never changes what is returned, a reader resumed at batch `k` returns
+//! exactly what an uninterrupted one would.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -51,13 +56,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::lake::Lake;
 use crate::scan::ScanOptions;
 
-/// Rows of the read window of [`Shuffle::Block`] and [`Shuffle::None`] when
-/// [`EpochOptions::buffer_rows`] is not set otherwise.
+/// Rows of the read window ([`EpochOptions::buffer_rows`]) by default.
 pub const DEFAULT_BUFFER_ROWS: usize = 65_536;
-
-/// Positions read by one `take` of [`Shuffle::Global`] at most (rounded down to whole
-/// batches, at least one batch; never more than `buffer_rows`).
-pub const GLOBAL_READ_ROWS: usize = 4_096;
 
 /// How an epoch orders the rows (the module documentation gives each rule and its cost).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -441,17 +441,6 @@ impl EpochPlan {
         start..(start + self.window).min(self.rank_len)
     }
 
-    /// The positions read for window `w`: the whole window when its rows are permuted, else
-    /// only its positions in this part.
-    fn window_read(&self, w: u64) -> Range<u64> {
-        let r = self.window_range(w);
-        if self.shuffle == Shuffle::Block {
-            r
-        } else {
-            r.start.max(self.part.start)..r.end.min(self.part.end)
-        }
-    }
-
     /// The order of the rows within window `w`: `None` for the identity.
     fn window_perm(&self, w: u64) -> Option<Perm> {
         let r = self.window_range(w);
@@ -604,11 +593,7 @@ impl Lake {
         let b0 = (o.worker.index as u128 * batches as u128 / k) as u64;
         let b1 = ((o.worker.index as u128 + 1) * batches as u128 / k) as u64;
         let part = (b0 * bs).min(per_rank)..(b1 * bs).min(per_rank);
-        let buffer = o.buffer_rows as u64;
-        let window_rows = match o.shuffle {
-            Shuffle::Global => buffer.min(GLOBAL_READ_ROWS as u64),
-            _ => buffer,
-        };
+        let window_rows = o.buffer_rows as u64;
         Ok(EpochPlan {
             n,
             shuffle: o.shuffle,
@@ -659,6 +644,7 @@ impl Lake {
             scan,
             schema,
             loaded: None,
+            ahead: options.batch_size as u64,
             done: false,
         };
         if let Some(s) = state {
@@ -727,14 +713,19 @@ impl Lake {
 /// The rows of the loaded window: its batches in position order, and where each starts.
 struct Loaded {
     window: u64,
-    /// The first position read.
-    start: u64,
+    /// The positions read.
+    range: Range<u64>,
     batches: Vec<RecordBatch>,
     starts: Vec<usize>,
     perm: Option<Perm>,
 }
 
 impl Loaded {
+    /// True when batch positions `span` are among those read.
+    fn holds(&self, span: &Range<u64>) -> bool {
+        self.range.start <= span.start && span.end <= self.range.end
+    }
+
     /// (batch, row) of local position `i`.
     fn at(&self, i: usize) -> (usize, usize) {
         let b = self.starts.partition_point(|&s| s <= i) - 1;
@@ -750,6 +741,8 @@ pub struct EpochReader {
     scan: ScanOptions,
     schema: SchemaRef,
     loaded: Option<Loaded>,
+    /// Positions the next read of an identity order covers (doubling up to the window).
+    ahead: u64,
     done: bool,
 }
 
@@ -785,13 +778,12 @@ impl EpochReader {
         if self.done || b >= self.plan.num_batches() {
             return false;
         }
-        let w = self.plan.batch_span(b).start / self.plan.window;
-        self.loaded.as_ref().is_none_or(|l| l.window != w)
+        let span = self.plan.batch_span(b);
+        self.loaded.as_ref().is_none_or(|l| !l.holds(&span))
     }
 
-    /// Reads window `w` of the plan.
-    fn load(&self, w: u64) -> Result<Loaded> {
-        let r = self.plan.window_read(w);
+    /// Reads positions `r` (of window `w` when its rows are permuted).
+    fn load(&self, w: u64, r: Range<u64>) -> Result<Loaded> {
         let m = r.end - r.start;
         let runs = self.plan.runs(r.clone());
         let batches: Vec<RecordBatch> = match self.plan.order {
@@ -828,7 +820,7 @@ impl EpochReader {
         }
         Ok(Loaded {
             window: w,
-            start: r.start,
+            range: r,
             batches,
             starts,
             perm: self.plan.window_perm(w),
@@ -843,10 +835,17 @@ impl EpochReader {
         }
         let span = self.plan.batch_span(b);
         let w = span.start / self.plan.window;
-        if self.loaded.as_ref().is_none_or(|l| l.window != w) {
-            // The old window is dropped before the new one is read.
+        if self.loaded.as_ref().is_none_or(|l| !l.holds(&span)) {
+            // The old rows are dropped before the new ones are read.
             self.loaded = None;
-            self.loaded = Some(self.load(w)?);
+            let r = if self.plan.shuffle == Shuffle::Block {
+                self.plan.window_range(w)
+            } else {
+                let r = span.start..(span.start + self.ahead).min(self.plan.part.end);
+                self.ahead = (self.ahead * 2).min(self.plan.window);
+                r
+            };
+            self.loaded = Some(self.load(w, r)?);
         }
         let loaded = self
             .loaded
@@ -854,7 +853,7 @@ impl EpochReader {
             .ok_or_else(|| Error::new(ErrorKind::Other, "epoch: no window (internal)"))?;
         let batch = match &loaded.perm {
             None if loaded.batches.len() == 1 => loaded.batches[0].slice(
-                (span.start - loaded.start) as usize,
+                (span.start - loaded.range.start) as usize,
                 (span.end - span.start) as usize,
             ),
             perm => {
@@ -862,15 +861,16 @@ impl EpochReader {
                     .clone()
                     .map(|pos| {
                         let src = self.plan.source(w, perm.as_ref(), pos);
-                        loaded.at((src - loaded.start) as usize)
+                        loaded.at((src - loaded.range.start) as usize)
                     })
                     .collect();
                 let refs: Vec<&RecordBatch> = loaded.batches.iter().collect();
                 arrow_select::interleave::interleave_record_batch(&refs, &picks)?
             }
         };
+        let used_up = span.end >= loaded.range.end;
         self.state.position += 1;
-        if span.end >= self.plan.window_read(w).end {
+        if used_up {
             self.loaded = None;
         }
         Ok(Some(batch))
