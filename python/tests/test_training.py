@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import pickle
+import signal
 import subprocess
 import sys
 import textwrap
@@ -374,3 +375,46 @@ def test_block_shuffle_memory_is_bounded_by_the_buffer(tmp_path):
     # build: a 17 MB buffer grew 96 MiB, a 34 MB one 110 MiB; the whole lake at once 350 MiB).
     assert grew < 2 * buffer_bytes + (112 << 20), f"grew {grew >> 20} MiB"
     assert whole > lake_bytes // 2 and grew < whole // 2
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs POSIX signals")
+def test_ctrl_c_stops_an_epoch_read_under_way(tmp_path):
+    """Ctrl-C while a window of 30 files is read (each read takes a tenth of a second through
+    a registered handler): KeyboardInterrupt within a fraction of the read's time."""
+    import threading
+    import time
+
+    root = tmp_path / "slow"
+    root.mkdir()
+    for i in range(30):
+        (root / f"f{i:02d}.slowepoch").write_text("x")
+
+    def count_rows(path):
+        return 100
+
+    def read(path, start, length, columns):
+        time.sleep(0.1)
+        n = 100 - start if length is None else length
+        return pa.table({"x": pa.array(range(start, start + n), pa.int64())})
+
+    bl.register_handler("slowepoch", count_rows=count_rows, read=read)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        m = bl.create_map(root, progress=False)
+        it = m.iter_batches(100, shuffle="block", buffer_rows=3000, seed=1)
+        timer = threading.Timer(0.3, signal.pthread_kill,
+                                (threading.main_thread().ident, signal.SIGINT))
+        t = time.perf_counter()
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            next(it)
+        took = time.perf_counter() - t
+        timer.join()
+        t = time.perf_counter()
+        assert sum(b.num_rows for b in m.iter_batches(100, shuffle="block", buffer_rows=3000)) == 3000
+        whole = time.perf_counter() - t
+    finally:
+        signal.signal(signal.SIGINT, old)
+        bl.unregister_handler("slowepoch")
+    # Uninterrupted, the window takes 1.5 s on two threads.
+    assert whole > 1.2 and took < 1.0, (took, whole)
