@@ -712,7 +712,6 @@ impl Lake {
 
 /// The rows of the loaded window: its batches in position order, and where each starts.
 struct Loaded {
-    window: u64,
     /// The positions read.
     range: Range<u64>,
     batches: Vec<RecordBatch>,
@@ -819,7 +818,6 @@ impl EpochReader {
             ));
         }
         Ok(Loaded {
-            window: w,
             range: r,
             batches,
             starts,
