@@ -200,12 +200,15 @@ pub fn create_map(root: &Path, options: &CreateOptions) -> Result<Created> {
     let root = match Location::of(root) {
         Location::Remote(url) => {
             let started = std::time::Instant::now();
-            let built = crate::remote::build(&url, &options.remote(), false)?;
-            let warnings = unknown_stats_warning(&options.stats, &built.lake)
+            let built = with_threads(options.threads, || {
+                crate::remote::build(&url, &options.remote(), false)
+            })?;
+            let lake = Lake::new(built.map);
+            let warnings = unknown_stats_warning(&options.stats, &lake)
                 .into_iter()
                 .collect();
             return Ok(Created {
-                lake: built.lake,
+                lake,
                 failures: built.failures,
                 warnings,
                 elapsed: started.elapsed(),
@@ -262,9 +265,11 @@ pub fn update_map(root: &Path, options: &CreateOptions) -> Result<Updated> {
     let root = match Location::of(root) {
         Location::Remote(url) => {
             let started = std::time::Instant::now();
-            let built = crate::remote::build(&url, &options.remote(), true)?;
+            let built = with_threads(options.threads, || {
+                crate::remote::build(&url, &options.remote(), true)
+            })?;
             return Ok(lake_map::UpdateReport {
-                map: built.lake,
+                map: Lake::new(built.map),
                 created: built.created,
                 added: built.added,
                 modified: built.modified,
@@ -345,14 +350,14 @@ impl std::fmt::Debug for LoadOptions {
 /// `http(s)://…`; the map is fetched once, the data later by ranges).
 pub fn load_map_with(location: &Path, options: &LoadOptions) -> Result<Lake> {
     match Location::of(location) {
-        Location::Remote(url) => crate::remote::load(
+        Location::Remote(url) => Ok(Lake::new(crate::remote::load(
             &url,
             &crate::remote::RemoteOptions {
                 storage: options.storage_options.clone(),
                 map: options.map.clone(),
                 ..Default::default()
             },
-        ),
+        )?)),
         Location::Local(root) => match options.map.as_deref() {
             None => Ok(Lake::new(lake_map::load_map(&root)?)),
             Some(m) => {
@@ -388,7 +393,7 @@ impl CreateOptions {
             map: self.map.clone(),
             config: self.config(),
             skip_errors: self.skip_errors,
-            threads: self.threads,
+            registry: handlers(),
             progress: self.progress.clone(),
             cancel: self.cancel.clone(),
         }
@@ -639,7 +644,7 @@ impl Lake {
     /// the map's own fingerprint mode and the handlers of this process.
     pub fn doctor(&self, options: &DoctorOptions) -> Result<DoctorReport> {
         if let Some(remote) = crate::remote::remote_of(&self.map) {
-            return crate::remote::doctor(&self.map, &remote.store);
+            return crate::remote::doctor(&self.map, &remote.store, &handlers());
         }
         let engine = lake_doctor::DoctorOptions {
             registry: handlers(),

@@ -522,3 +522,33 @@ mod tests {
         tally.report();
     }
 }
+
+impl LakeMap {
+    /// Builds a map of a lake in an object store: [`LakeMap::from_entries`] plus each
+    /// object's ETag (`etags[i]` for `entries[i]`), stored in the optional `etag` column.
+    pub fn from_entries_with_etags(
+        root: &Path,
+        config: MapConfig,
+        entries: &[MapEntry],
+        etags: &[Option<String>],
+    ) -> Result<Self> {
+        if etags.len() != entries.len() {
+            return Err(Error::invalid(
+                root,
+                format!("{} ETags for {} entries", etags.len(), entries.len()),
+            ));
+        }
+        let batch = crate::lake_map::entries_to_batch(entries, &config)?;
+        let etag: arrow_array::ArrayRef = Arc::new(arrow_array::StringArray::from_iter(
+            etags.iter().map(Option::as_deref),
+        ));
+        let (schema, columns) =
+            crate::etag::with_etag_column(&batch.schema(), batch.columns().to_vec(), etag);
+        let batch =
+            arrow_array::RecordBatch::try_new(schema, columns).map_err(|source| Error::Arrow {
+                path: root.to_path_buf(),
+                source,
+            })?;
+        Self::from_batch(root, config, crate::lake_map::MAP_SCHEMA, batch, root)
+    }
+}

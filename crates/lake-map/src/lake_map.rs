@@ -20,6 +20,7 @@ pub(crate) use text_column::{ChunkDecoder, TextColumn};
 use crate::config::{MapConfig, stats_columns_to_json};
 use crate::discovery::check_entry_paths;
 use crate::error::{Error, Result};
+use crate::etag::{ETAG_COLUMN, with_etag_column};
 
 /// The map schema this crate writes.
 pub const MAP_SCHEMA: u32 = 3;
@@ -273,25 +274,6 @@ struct Columns {
     etag: Option<StringArray>,
 }
 
-/// The name of the optional eleventh column of a schema-3 map: the ETag of each object of a
-/// lake in an object store, as the store returned it.
-pub const ETAG_COLUMN: &str = "etag";
-
-/// `schema` and `columns` with the nullable Utf8 `etag` column appended.
-fn with_etag_column(
-    schema: &SchemaRef,
-    mut columns: Vec<ArrayRef>,
-    etag: ArrayRef,
-) -> (SchemaRef, Vec<ArrayRef>) {
-    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
-    fields.push(Field::new(ETAG_COLUMN, DataType::Utf8, true));
-    columns.push(etag);
-    (
-        Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())),
-        columns,
-    )
-}
-
 fn column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a ArrayRef> {
     batch.schema().index_of(name).ok().map(|i| batch.column(i))
 }
@@ -305,30 +287,6 @@ impl LakeMap {
     /// running sum of `row_count` (see [`assign_first_global_rows`]).
     pub fn from_entries(root: &Path, config: MapConfig, entries: &[MapEntry]) -> Result<Self> {
         let batch = entries_to_batch(entries, &config)?;
-        Self::from_batch(root, config, MAP_SCHEMA, batch, root)
-    }
-
-    /// Builds a map of a lake in an object store: [`LakeMap::from_entries`] plus each
-    /// object's ETag (`etags[i]` for `entries[i]`), stored in the optional `etag` column.
-    pub fn from_entries_with_etags(
-        root: &Path,
-        config: MapConfig,
-        entries: &[MapEntry],
-        etags: &[Option<String>],
-    ) -> Result<Self> {
-        if etags.len() != entries.len() {
-            return Err(Error::invalid(
-                root,
-                format!("{} ETags for {} entries", etags.len(), entries.len()),
-            ));
-        }
-        let batch = entries_to_batch(entries, &config)?;
-        let etag: ArrayRef = Arc::new(StringArray::from_iter(etags.iter().map(Option::as_deref)));
-        let (schema, columns) = with_etag_column(&batch.schema(), batch.columns().to_vec(), etag);
-        let batch = RecordBatch::try_new(schema, columns).map_err(|source| Error::Arrow {
-            path: root.to_path_buf(),
-            source,
-        })?;
         Self::from_batch(root, config, MAP_SCHEMA, batch, root)
     }
 
@@ -347,12 +305,6 @@ impl LakeMap {
     /// The source set by [`LakeMap::with_source`], if any.
     pub fn source(&self) -> Option<&Arc<dyn crate::source::EntrySource>> {
         self.source.as_ref()
-    }
-
-    /// Points the map at another root (a lake read from where its map was copied).
-    pub fn with_root(mut self, root: &Path) -> Self {
-        self.root = root.to_path_buf();
-        self
     }
 
     /// Wraps a schema-3 shaped batch, checking every entry (`origin` names the map file in

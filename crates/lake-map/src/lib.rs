@@ -14,6 +14,7 @@ pub mod config;
 pub mod create;
 pub mod discovery;
 pub mod error;
+mod etag;
 pub mod handlers;
 pub mod lake_map;
 pub mod map_file;
@@ -32,10 +33,11 @@ pub use discovery::{
     classify_relative, discover, resolve_map_path,
 };
 pub use error::{Error, Result};
+pub use etag::ETAG_COLUMN;
 pub use handlers::{Handler, HandlerRegistry};
 pub use lake_locators::StatsColumns;
 pub use lake_map::{Entry, LakeMap, Location, MapEntry, Segment, assign_first_global_rows};
 pub use map_file::{MAP_SCHEMA, load_map, load_map_file, map_schema, write_map, write_map_to};
 pub use read::FileSlice;
-pub use source::{EntrySource, ReadNeed};
+pub use source::{EntrySource, ReadNeed, SourceEntry};
 pub use update::{UpdateOptions, UpdateReport, update_map, update_map_with};

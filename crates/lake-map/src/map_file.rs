@@ -492,7 +492,7 @@ fn from_decoded(
     if version == 3 {
         let config = read_config(schema, path)?;
         let etag_last = ncols == 11
-            && schema.field(10).name() == crate::lake_map::ETAG_COLUMN
+            && schema.field(10).name() == crate::etag::ETAG_COLUMN
             && schema.field(10).data_type() == &DataType::Utf8;
         if ncols != 10 && !etag_last {
             return Err(Error::invalid(

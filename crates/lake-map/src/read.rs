@@ -53,7 +53,7 @@ impl LakeMap {
     /// For a lake with an [`crate::EntrySource`], the source checks the entry its own way.
     pub fn check_fresh(&self, i: usize) -> Result<PathBuf> {
         if let Some(source) = self.source() {
-            return source.prepare(self, i, None);
+            return source.prepare(self.source_entry(i), None);
         }
         let e = self.entry(i);
         let full = resolve_entry(self.root(), e.path)?;
@@ -91,6 +91,39 @@ impl LakeMap {
             });
         }
         Ok(full)
+    }
+
+    /// Entry `i` ready for a read of its local row ranges `rows` by `layout`'s format: the
+    /// stale check and, for a lake with an [`crate::EntrySource`], the bytes fetched. Returns
+    /// the path to read.
+    pub fn prepare_read(
+        &self,
+        i: usize,
+        rows: &[std::ops::Range<u64>],
+        layout: Option<lake_locators::ByteLayout>,
+    ) -> Result<PathBuf> {
+        match self.source() {
+            None => self.check_fresh(i),
+            Some(source) => {
+                let blocks = self.blocks(i)?;
+                let need = crate::source::ReadNeed {
+                    rows,
+                    blocks: &blocks,
+                    layout,
+                };
+                source.prepare(self.source_entry(i), Some(need))
+            }
+        }
+    }
+
+    fn source_entry(&self, i: usize) -> crate::source::SourceEntry<'_> {
+        let e = self.entry(i);
+        crate::source::SourceEntry {
+            index: i,
+            path: e.path,
+            size_bytes: e.size_bytes,
+            etag: self.etag(i),
+        }
     }
 
     /// Reads one segment of a slice (after the stale check) as record batches.

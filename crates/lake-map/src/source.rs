@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use lake_locators::{Block, ByteLayout};
 
 use crate::error::Result;
-use crate::lake_map::LakeMap;
 
 /// What a read of an entry is about to touch.
 #[derive(Debug, Clone, Copy)]
@@ -23,42 +22,27 @@ pub struct ReadNeed<'a> {
     pub layout: Option<ByteLayout>,
 }
 
+/// The facts of one entry a source needs.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceEntry<'a> {
+    /// Position of the entry in map order.
+    pub index: usize,
+    /// Path relative to the lake root, `/`-separated.
+    pub path: &'a str,
+    /// Size in bytes when indexed.
+    pub size_bytes: u64,
+    /// The ETag stored for the entry (maps of object-store lakes).
+    pub etag: Option<&'a str>,
+}
+
 /// The bytes of a map's entries, when they are not files under its root.
 pub trait EntrySource: Send + Sync + std::fmt::Debug {
     /// The source as `Any`, for its owner to find its own type again.
     fn as_any(&self) -> &dyn std::any::Any;
 
-    /// Makes entry `i` of `map` ready to read at a local path, which it returns: checks that
-    /// the entry still describes the data (a changed or missing one is [`crate::Error::Stale`]
-    /// naming it) and, with `need`, makes at least the bytes that read needs available there.
+    /// Makes `entry` ready to read at a local path, which it returns: checks that the entry
+    /// still describes the data (a changed or missing one is [`crate::Error::Stale`] naming
+    /// it) and, with `need`, makes at least the bytes that read needs available there.
     /// Without `need` it only checks.
-    fn prepare(&self, map: &LakeMap, i: usize, need: Option<ReadNeed<'_>>) -> Result<PathBuf>;
-}
-
-impl LakeMap {
-    /// Entry `i` ready for a read of its local row ranges `rows` by `layout`'s format: the
-    /// stale check and, for a lake with an [`EntrySource`], the bytes fetched. Returns the path
-    /// to read.
-    pub fn prepare_read(
-        &self,
-        i: usize,
-        rows: &[Range<u64>],
-        layout: Option<ByteLayout>,
-    ) -> Result<PathBuf> {
-        match self.source() {
-            None => self.check_fresh(i),
-            Some(source) => {
-                let blocks = self.blocks(i)?;
-                source.prepare(
-                    self,
-                    i,
-                    Some(ReadNeed {
-                        rows,
-                        blocks: &blocks,
-                        layout,
-                    }),
-                )
-            }
-        }
-    }
+    fn prepare(&self, entry: SourceEntry<'_>, need: Option<ReadNeed<'_>>) -> Result<PathBuf>;
 }

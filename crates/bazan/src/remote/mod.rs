@@ -17,7 +17,7 @@ use std::sync::atomic::Ordering;
 
 use lake_locators::{IndexOptions, RangeRead};
 use lake_map::{
-    DiscoveredFile, Fingerprint, LakeMap, MAP_FILE_NAME, MapConfig, MapEntry,
+    DiscoveredFile, Fingerprint, HandlerRegistry, LakeMap, MAP_FILE_NAME, MapConfig, MapEntry,
     assign_first_global_rows, classify_relative,
 };
 use rayon::prelude::*;
@@ -28,7 +28,6 @@ use store::{Object, Store};
 pub use store::{StorageOptions, is_url, local_path, set_default_storage_options};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::handlers::handlers;
 
 /// Where a remote lake's map is, when not beside the data.
 fn map_target(map: Option<&str>) -> Option<&str> {
@@ -46,12 +45,11 @@ fn map_bytes(map: &LakeMap, dir: &Path) -> Result<bytes::Bytes> {
 }
 
 /// The objects of a listing that are data files, in map order, with their handlers.
-fn discover(listing: &[Object]) -> Vec<(DiscoveredFile, Object)> {
-    let registry = handlers();
+fn discover(listing: &[Object], registry: &HandlerRegistry) -> Vec<(DiscoveredFile, Object)> {
     let mut out: Vec<(DiscoveredFile, Object)> = listing
         .iter()
         .filter_map(|o| {
-            let handler = classify_relative(&o.rel, &registry).ok()?;
+            let handler = classify_relative(&o.rel, registry).ok()?;
             Some((
                 DiscoveredFile {
                     path: o.rel.clone(),
@@ -154,14 +152,14 @@ pub(crate) struct RemoteOptions {
     pub(crate) map: Option<String>,
     pub(crate) config: MapConfig,
     pub(crate) skip_errors: bool,
-    pub(crate) threads: Option<usize>,
+    pub(crate) registry: HandlerRegistry,
     pub(crate) progress: Option<lake_map::ProgressFn>,
     pub(crate) cancel: Option<crate::CancelToken>,
 }
 
 /// What a remote build or update did.
 pub(crate) struct Built {
-    pub(crate) lake: crate::Lake,
+    pub(crate) map: LakeMap,
     pub(crate) failures: Vec<lake_map::FileFailure>,
     pub(crate) added: Vec<String>,
     pub(crate) modified: Vec<String>,
@@ -282,7 +280,7 @@ pub(crate) fn build(url: &str, options: &RemoteOptions, update: bool) -> Result<
         _ => options.config.clone(),
     };
     config.validate()?;
-    let files = discover(&listing);
+    let files = discover(&listing, &options.registry);
     // Entries of the old map that still describe their object are kept as they are.
     let mut keep: HashMap<String, (MapEntry, Option<String>)> = HashMap::new();
     if update && let Some((map, _)) = &old {
@@ -301,29 +299,27 @@ pub(crate) fn build(url: &str, options: &RemoteOptions, update: bool) -> Result<
         files.len() as u64,
         total_bytes,
     );
-    let results: Vec<(usize, Indexed)> = crate::lake::with_threads(options.threads, || {
-        Ok(files
-            .par_iter()
-            .enumerate()
-            .map(|(n, (file, object))| {
-                let r = (|| {
-                    check_cancel(options)?;
-                    if let Some((entry, etag)) = keep.get(&file.path)
-                        && entry.size_bytes == object.size
-                        && etag.is_some()
-                        && *etag == object.etag
-                    {
-                        return Ok((entry.clone(), etag.clone(), false));
-                    }
-                    let entry =
-                        index_object(&store, file, object, &config, scratch.path(), &counts)?;
-                    Ok((entry, object.etag.clone(), true))
-                })();
-                tally.add(1, file.size_bytes);
-                (n, r)
-            })
-            .collect())
-    })?;
+    // On the caller's thread pool (the facade sets its size).
+    let results: Vec<(usize, Indexed)> = files
+        .par_iter()
+        .enumerate()
+        .map(|(n, (file, object))| {
+            let r = (|| {
+                check_cancel(options)?;
+                if let Some((entry, etag)) = keep.get(&file.path)
+                    && entry.size_bytes == object.size
+                    && etag.is_some()
+                    && *etag == object.etag
+                {
+                    return Ok((entry.clone(), etag.clone(), false));
+                }
+                let entry = index_object(&store, file, object, &config, scratch.path(), &counts)?;
+                Ok((entry, object.etag.clone(), true))
+            })();
+            tally.add(1, file.size_bytes);
+            (n, r)
+        })
+        .collect();
     check_cancel(options)?;
     let mut entries = Vec::with_capacity(results.len());
     let mut etags = Vec::with_capacity(results.len());
@@ -370,9 +366,8 @@ pub(crate) fn build(url: &str, options: &RemoteOptions, update: bool) -> Result<
         write_map(&store, &map, options, expected_put, scratch.path())?;
     }
     let source = RemoteSource::new(store)?;
-    let lake = crate::Lake::new(map.with_source(Arc::new(source)));
     Ok(Built {
-        lake,
+        map: map.with_source(Arc::new(source)),
         failures,
         added,
         modified,
@@ -383,7 +378,7 @@ pub(crate) fn build(url: &str, options: &RemoteOptions, update: bool) -> Result<
 }
 
 /// Loads the map of the lake at `url` (beside the data, or at `options.map`).
-pub(crate) fn load(url: &str, options: &RemoteOptions) -> Result<crate::Lake> {
+pub(crate) fn load(url: &str, options: &RemoteOptions) -> Result<LakeMap> {
     let store = Store::open(url, &options.storage)?;
     let source = RemoteSource::new(store.clone())?;
     let found = read_map(&store, options, source_dir(&source))?;
@@ -397,7 +392,7 @@ pub(crate) fn load(url: &str, options: &RemoteOptions) -> Result<crate::Lake> {
             format!("{at}: no map here (make one with `bazan map create {url}`)"),
         ));
     };
-    Ok(crate::Lake::new(map.with_source(Arc::new(source))))
+    Ok(map.with_source(Arc::new(source)))
 }
 
 fn source_dir(source: &RemoteSource) -> &Path {
@@ -406,9 +401,13 @@ fn source_dir(source: &RemoteSource) -> &Path {
 
 /// The doctor of a remote lake: one listing compared with the map (size and ETag; a map
 /// without ETags, copied from a disk, by size), no GET per object.
-pub(crate) fn doctor(map: &LakeMap, store: &Store) -> Result<lake_doctor::DoctorReport> {
+pub(crate) fn doctor(
+    map: &LakeMap,
+    store: &Store,
+    registry: &HandlerRegistry,
+) -> Result<lake_doctor::DoctorReport> {
     let listing = store.list()?;
-    let files = discover(&listing);
+    let files = discover(&listing, registry);
     let by_path: HashMap<&str, &Object> = files.iter().map(|(f, o)| (f.path.as_str(), o)).collect();
     let mut report = lake_doctor::DoctorReport::new(map.config().fingerprint);
     let mut known = std::collections::HashSet::new();

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use lake_locators::locator::bytes::{merge_ranges, read_ranges};
-use lake_map::{EntrySource, LakeMap, ReadNeed};
+use lake_map::{EntrySource, ReadNeed, SourceEntry};
 
 use super::store::Store;
 use crate::error::{Error, ErrorKind};
@@ -129,19 +129,13 @@ impl EntrySource for RemoteSource {
         self
     }
 
-    fn prepare(
-        &self,
-        map: &LakeMap,
-        i: usize,
-        need: Option<ReadNeed<'_>>,
-    ) -> lake_map::Result<PathBuf> {
-        let e = map.entry(i);
+    fn prepare(&self, e: SourceEntry<'_>, need: Option<ReadNeed<'_>>) -> lake_map::Result<PathBuf> {
         let url = self.store.url_of(e.path);
         let local_path = self.dir.path().join(e.path);
-        let slot = self.slot(i);
+        let slot = self.slot(e.index);
         let mut local = slot.lock().unwrap_or_else(|p| p.into_inner());
         if local.etag.is_none() {
-            let etag = match map.etag(i) {
+            let etag = match e.etag {
                 Some(t) => Some(t.to_string()),
                 // A map made on a disk and copied here: the object must have the entry's
                 // size; its ETag at first use then guards every later read.
