@@ -16,8 +16,8 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
 use crate::encoding::TextEncoding;
+use crate::error::Result;
 
 /// One block of a file, in file order: a Parquet row group, an ORC stripe, an Avro OCF data
 /// block, an Arrow record batch, or a checkpoint of `stride` rows of a row format.
