@@ -202,5 +202,75 @@ pub fn run() -> anyhow::Result<()> {
             secs(v, "datasets_getitem_warm_s").map_or("?".into(), ms),
         );
     }
+    training(&python, &lake, threads)
+}
+
+/// The training-loop figures of `python/bench/training.py` (one shuffled epoch, batch 256,
+/// bazan against `datasets`, each run in its own process for its peak RSS).
+fn training(
+    python: &std::path::Path,
+    lake: &std::path::Path,
+    threads: usize,
+) -> anyhow::Result<()> {
+    let results = target_dir().join("bench-data").join("python-training.json");
+    let mut c = std::process::Command::new(python);
+    c.arg(
+        workspace_root()
+            .join("python")
+            .join("bench")
+            .join("training.py"),
+    )
+    .arg(lake)
+    .arg(&results)
+    .args(["--threads", &threads.to_string()])
+    .env("HF_HUB_OFFLINE", "1")
+    .env("HF_DATASETS_OFFLINE", "1")
+    .env("RAYON_NUM_THREADS", threads.to_string());
+    eprintln!("$ {c:?}");
+    let status = c.status().context("cannot run python/bench/training.py")?;
+    anyhow::ensure!(
+        status.success(),
+        "python/bench/training.py failed ({status})"
+    );
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&results)?)?;
+    println!(
+        "  training loop: one shuffled epoch, batch 256, {threads} threads; results in {}",
+        results.display()
+    );
+    for mode in [
+        "bazan_global",
+        "bazan_block",
+        "datasets_map",
+        "datasets_iterable",
+    ] {
+        let v = &r[mode];
+        if let Some(err) = v.get("error") {
+            println!("    {mode}: failed: {err}");
+            continue;
+        }
+        let Some(epoch) = secs(v, "epoch_s") else {
+            continue;
+        };
+        let rows = secs(v, "rows").unwrap_or(0.0);
+        let build = secs(v, "build_s").unwrap_or(0.0);
+        let first = secs(&r[format!("{mode}_first")], "first_batch_s");
+        println!(
+            "    {mode}: {:.0} rows/s ({rows:.0} rows in {:.2} s){}; first shuffled batch from a fresh lake {}; peak RSS {:.0} MB",
+            rows / epoch,
+            epoch,
+            if build > 0.0 {
+                format!(
+                    ", {:.0} rows/s with the cache build ({:.2} s)",
+                    rows / (epoch + build),
+                    build
+                )
+            } else {
+                String::new()
+            },
+            first.map_or("?".into(), ms),
+            secs(v, "peak_rss").unwrap_or(0.0) / 1e6,
+        );
+        println!("      call: {}", r["calls"][mode].as_str().unwrap_or("?"));
+    }
     Ok(())
 }
