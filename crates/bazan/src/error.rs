@@ -91,7 +91,7 @@ impl std::error::Error for Error {}
 
 /// An error's text with its sources appended the way `anyhow` prints a chain, skipping a
 /// source whose text the message already holds, folded onto one line.
-fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

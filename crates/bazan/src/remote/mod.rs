@@ -29,6 +29,19 @@ pub use store::{StorageOptions, is_url, local_path, set_default_storage_options}
 
 use crate::error::{Error, ErrorKind, Result};
 
+/// A private temporary folder (removed when dropped) whose name starts with `prefix`.
+pub(crate) fn temp_dir(prefix: &str) -> Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot make a temporary folder: {e}"),
+            )
+        })
+}
+
 /// Where a remote lake's map is, when not beside the data.
 fn map_target(map: Option<&str>) -> Option<&str> {
     map.filter(|m| !m.is_empty())
@@ -255,15 +268,7 @@ fn check_cancel(options: &RemoteOptions) -> Result<()> {
 /// Builds (or, with `update`, brings up to date) the map of the lake at `url`.
 pub(crate) fn build(url: &str, options: &RemoteOptions, update: bool) -> Result<Built> {
     let store = Store::open(url, &options.storage)?;
-    let scratch = tempfile::Builder::new()
-        .prefix("bazan-index-")
-        .tempdir()
-        .map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                format!("cannot make a temporary folder: {e}"),
-            )
-        })?;
+    let scratch = temp_dir("bazan-index-")?;
     let listing = store.list()?;
     let old = read_map(&store, options, scratch.path())?;
     let expected = match &old {
@@ -494,15 +499,7 @@ pub(crate) fn fetch_file(url: &str) -> Result<(tempfile::TempDir, PathBuf)> {
         .filter(|(d, n)| !n.is_empty() && d.contains("://"))
         .ok_or_else(|| Error::invalid(format!("{url}: a file URL ends with the file's name")))?;
     let store = Store::open(dir_url, &StorageOptions::new())?;
-    let dir = tempfile::Builder::new()
-        .prefix("bazan-file-")
-        .tempdir()
-        .map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                format!("cannot make a temporary folder: {e}"),
-            )
-        })?;
+    let dir = temp_dir("bazan-file-")?;
     let local = dir.path().join(name);
     download(&store, name, None, &local, false)?;
     Ok((dir, local))

@@ -50,15 +50,7 @@ pub(crate) struct RemoteSource {
 
 impl RemoteSource {
     pub(crate) fn new(store: Store) -> crate::Result<Self> {
-        let dir = tempfile::Builder::new()
-            .prefix("bazan-remote-")
-            .tempdir()
-            .map_err(|e| {
-                Error::new(
-                    ErrorKind::Io,
-                    format!("cannot make a temporary folder: {e}"),
-                )
-            })?;
+        let dir = super::temp_dir("bazan-remote-")?;
         Ok(RemoteSource {
             store,
             dir,

@@ -54,6 +54,23 @@ pub fn local_path(location: &str) -> Option<std::path::PathBuf> {
     Some(std::path::PathBuf::from(rest))
 }
 
+/// A store builder with the retry settings and the storage options applied (each key by the
+/// builder's own names; for S3 also without its `aws_` prefix; a key the store does not know is
+/// skipped, as polars and deltalake skip the keys of other stores), then built.
+macro_rules! configured {
+    ($builder:expr, $opts:expr) => {{
+        let mut b = $builder.with_retry(retry());
+        for (k, v) in $opts {
+            if let Ok(key) = k.parse() {
+                b = b.with_config(key, v);
+            } else if let Ok(key) = format!("aws_{k}").parse() {
+                b = b.with_config(key, v);
+            }
+        }
+        b.build().map(|s| Arc::new(s) as Arc<dyn ObjectStore>)
+    }};
+}
+
 /// One listed object of a lake.
 #[derive(Debug, Clone)]
 pub(crate) struct Object {
@@ -110,66 +127,36 @@ impl Store {
         let mut merged = DEFAULTS.read().unwrap_or_else(|p| p.into_inner()).clone();
         merged.extend(options.iter().map(|(k, v)| (k.clone(), v.clone())));
         let opts = merged.into_iter().map(|(k, v)| (k.to_ascii_lowercase(), v));
-        let built: std::result::Result<Arc<dyn ObjectStore>, object_store::Error> =
-            match scheme.as_str() {
-                #[cfg(feature = "aws")]
-                "s3" | "s3a" => {
-                    let mut b = object_store::aws::AmazonS3Builder::from_env()
-                        .with_url(url.as_str())
-                        .with_retry(retry());
-                    for (k, v) in opts {
-                        if let Ok(key) = k.parse() {
-                            b = b.with_config(key, v);
-                        } else if let Ok(key) = format!("aws_{k}").parse() {
-                            b = b.with_config(key, v);
-                        }
-                    }
-                    b.build().map(|s| Arc::new(s) as _)
-                }
-                #[cfg(feature = "gcp")]
-                "gs" | "gcs" => {
-                    let mut b = object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                        .with_url(url.as_str())
-                        .with_retry(retry());
-                    for (k, v) in opts {
-                        if let Ok(key) = k.parse() {
-                            b = b.with_config(key, v);
-                        }
-                    }
-                    b.build().map(|s| Arc::new(s) as _)
-                }
-                #[cfg(feature = "azure")]
-                "az" | "adl" | "azure" | "abfs" | "abfss" => {
-                    let mut b = object_store::azure::MicrosoftAzureBuilder::from_env()
-                        .with_url(url.as_str())
-                        .with_retry(retry());
-                    for (k, v) in opts {
-                        if let Ok(key) = k.parse() {
-                            b = b.with_config(key, v);
-                        }
-                    }
-                    b.build().map(|s| Arc::new(s) as _)
-                }
-                #[cfg(feature = "http")]
-                "http" | "https" => {
-                    let base = &url[..url::Position::BeforePath];
-                    let mut b = object_store::http::HttpBuilder::new()
-                        .with_url(base)
-                        .with_retry(retry());
-                    for (k, v) in opts {
-                        if let Ok(key) = k.parse() {
-                            b = b.with_config(key, v);
-                        }
-                    }
-                    b.build().map(|s| Arc::new(s) as _)
-                }
-                other => {
-                    return Err(Error::invalid(format!(
-                        "{shown}: lakes at {other}:// URLs are not supported by this build \
+        let built: std::result::Result<Arc<dyn ObjectStore>, object_store::Error> = match scheme
+            .as_str()
+        {
+            #[cfg(feature = "aws")]
+            "s3" | "s3a" => configured!(
+                object_store::aws::AmazonS3Builder::from_env().with_url(url.as_str()),
+                opts
+            ),
+            #[cfg(feature = "gcp")]
+            "gs" | "gcs" => configured!(
+                object_store::gcp::GoogleCloudStorageBuilder::from_env().with_url(url.as_str()),
+                opts
+            ),
+            #[cfg(feature = "azure")]
+            "az" | "adl" | "azure" | "abfs" | "abfss" => configured!(
+                object_store::azure::MicrosoftAzureBuilder::from_env().with_url(url.as_str()),
+                opts
+            ),
+            #[cfg(feature = "http")]
+            "http" | "https" => configured!(
+                object_store::http::HttpBuilder::new().with_url(&url[..url::Position::BeforePath]),
+                opts
+            ),
+            other => {
+                return Err(Error::invalid(format!(
+                    "{shown}: lakes at {other}:// URLs are not supported by this build \
                          (s3, gs, az, abfs, http and https are, with their cargo features)"
-                    )));
-                }
-            };
+                )));
+            }
+        };
         let store = built.map_err(|e| store_error(&shown, e))?;
         let path = match scheme.as_str() {
             "http" | "https" => url.path().trim_matches('/').to_string(),
@@ -442,7 +429,7 @@ pub(crate) fn store_error(url: &str, e: object_store::Error) -> Error {
         E::NotSupported { .. } | E::NotImplemented { .. } => ErrorKind::UnsupportedFormat,
         _ => ErrorKind::Io,
     };
-    let text = one_line(&e);
+    let text = crate::error::one_line(&e);
     let message = match kind {
         ErrorKind::Stale => format!(
             "{url}: the object changed after the map was made (its ETag no longer matches): \
@@ -451,20 +438,6 @@ pub(crate) fn store_error(url: &str, e: object_store::Error) -> Error {
         _ => format!("{url}: {text}"),
     };
     Error::new(kind, message).at(std::path::Path::new(url))
-}
-
-fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let t = s.to_string();
-        if !text.contains(&t) {
-            text.push_str(": ");
-            text.push_str(&t);
-        }
-        source = s.source();
-    }
-    text
 }
 
 /// The process's runtime for store calls, made on first use and made again in a child
