@@ -101,7 +101,7 @@ where
     if estimated_bytes > SHORT_BYTES {
         return run(py, on_interrupt, None, work);
     }
-    match py.detach(move || catch_unwind(AssertUnwindSafe(|| crate::epoch::fork_safe(work)))) {
+    match py.detach(move || catch_unwind(AssertUnwindSafe(|| crate::fork::fork_safe(work)))) {
         Ok(result) => result.map_err(|e| errors::to_py(py, e)),
         Err(payload) => Err(errors::from_panic(py, payload)),
     }
@@ -120,7 +120,7 @@ where
 {
     let (tx, rx) = sync_channel(1);
     submit(Box::new(move || {
-        let out = catch_unwind(AssertUnwindSafe(|| crate::epoch::fork_safe(work)));
+        let out = catch_unwind(AssertUnwindSafe(|| crate::fork::fork_safe(work)));
         // The caller may have stopped listening (interrupted without a token).
         let _ = tx.send(out);
     }))

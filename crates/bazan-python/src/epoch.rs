@@ -1,9 +1,8 @@
 //! Training epochs from Python (`LakeMap.iter_batches` with the epoch arguments): the facade's
-//! [`bazan::EpochReader`] as a stream of pyarrow record batches with its resumable state, the
-//! row ranges of parallel readers (`bazan.ray`), and [`fork_safe`], which keeps the data
-//! parallelism of every call off thread pools a forked child only inherited.
+//! [`bazan::EpochReader`] as a stream of pyarrow record batches with its resumable state, and
+//! the row ranges of parallel readers (`bazan.ray`).
 
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use arrow_schema::SchemaRef;
 use bazan::{CancelToken, EpochOptions, EpochReader, EpochState, Shard};
@@ -13,50 +12,8 @@ use pyo3::prelude::*;
 use crate::blocking::{self, OnInterrupt};
 use crate::errors::{self, IntoPy};
 use crate::export::{to_batch, to_schema};
+use crate::fork::fork_safe;
 use crate::lake::PyLake;
-
-/// The process that loaded the extension.
-static HOME_PID: OnceLock<u32> = OnceLock::new();
-
-/// The rayon pool of a forked child, with the process it belongs to.
-static CHILD_POOL: Mutex<Option<(u32, Arc<rayon::ThreadPool>)>> = Mutex::new(None);
-
-/// Runs `work` where its parallel reads (rayon) can run: in the process that loaded the
-/// extension, as it is (on rayon's global pool); in a child made by `fork`, inside a pool of
-/// the child's own. A forked child inherits the global pool's state but none of its threads,
-/// so work handed to that pool would wait forever.
-pub(crate) fn fork_safe<T: Send>(work: impl FnOnce() -> T + Send) -> T {
-    let pid = std::process::id();
-    if HOME_PID.get().is_none_or(|&home| home == pid) {
-        return work();
-    }
-    let pool = {
-        let mut slot = CHILD_POOL.lock().unwrap_or_else(PoisonError::into_inner);
-        match &*slot {
-            Some((owner, pool)) if *owner == pid => Some(Arc::clone(pool)),
-            _ => {
-                // A pool made by a parent that was itself a child: its threads are not here
-                // either, and nothing may run its destructor.
-                std::mem::forget(slot.take());
-                let built = rayon::ThreadPoolBuilder::new()
-                    .thread_name(|i| format!("bazan-rayon-{i}"))
-                    .build()
-                    .ok()
-                    .map(Arc::new);
-                if let Some(p) = &built {
-                    *slot = Some((pid, Arc::clone(p)));
-                }
-                built
-            }
-        }
-    };
-    match pool {
-        Some(pool) => pool.install(work),
-        // No thread could be started: the work runs here (rayon then runs sequentially
-        // only when the global pool also fails; this is the last resort).
-        None => work(),
-    }
-}
 
 fn to_shard(pair: (u64, u64)) -> Shard {
     Shard {
@@ -220,7 +177,7 @@ impl EpochStream {
 /// Registers the epoch functions and class in the module, and notes this process as the
 /// one that loaded it (see [`fork_safe`]).
 pub(crate) fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let _ = HOME_PID.set(std::process::id());
+    crate::fork::note_home();
     m.add_function(wrap_pyfunction!(epoch_stream, m)?)?;
     m.add_function(wrap_pyfunction!(balanced_ranges, m)?)?;
     m.add_class::<EpochStream>()?;

@@ -10,6 +10,7 @@ mod cli;
 mod epoch;
 mod errors;
 mod export;
+mod fork;
 mod handler;
 mod lake;
 mod sql;
