@@ -39,7 +39,7 @@ pub const MAP_BATCH_ROWS: usize = 2048;
 /// The body compression of the map files the writer stores (`docs/lake-map.md` §2.4), and
 /// its level. ZSTD rather than LZ4: arrow-ipc decompresses an LZ4 buffer through a frame
 /// decoder that zeroes a block buffer of its own for each buffer (the load of a 30,000-entry
-/// map spent a quarter of its time in `memset`), a ZSTD buffer straight into its output.
+/// map spends a quarter of its time in `memset`), a ZSTD buffer straight into its output.
 const MAP_COMPRESSION: (arrow_ipc::CompressionType, i32) = (arrow_ipc::CompressionType::ZSTD, 1);
 
 /// The columns read from the map file only when an entry's value is first used.
