@@ -428,7 +428,7 @@ mod tests {
             }
         }
         assert_eq!(file_path(0), "d00/e00/part-000000.csv");
-        assert_eq!(file_path(98), "d01/e01/part-000098.ndjson");
+        assert_eq!(file_path(98), "d01/e01/part-000098.parquet");
         assert_eq!(file_path(97 * 31 + 1), "d01/e00/part-003008.parquet");
     }
 }
