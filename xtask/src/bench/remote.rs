@@ -114,6 +114,12 @@ fn check_first(mut f: Figure, want: u64) -> Figure {
 impl Figure {
     fn line(&self) -> String {
         match &self.failed {
+            Some(why) if self.traffic.gets > 0 => format!(
+                "    {:<34} failed: {why} ({} GETs, {} bytes by then)",
+                self.tool,
+                self.traffic.gets,
+                group(self.traffic.bytes)
+            ),
             Some(why) => format!("    {:<34} failed: {why}", self.tool),
             None => format!(
                 "    {:<34} {:>10.1} ms {:>7} GETs {:>12} bytes{}{}",
@@ -156,6 +162,8 @@ struct Bench {
     files: Vec<LakeFile>,
     threads: usize,
     runs: usize,
+    /// How long a peer may take before it is stopped and reported as unfinished.
+    timeout: Duration,
     peers_seen: std::collections::BTreeSet<String>,
 }
 
@@ -218,11 +226,20 @@ impl Bench {
             c.arg(&script)
                 .arg(spec.to_string())
                 .env("POLARS_MAX_THREADS", self.threads.to_string());
-            let run = self
-                .proxy
-                .measure(|| c.output().context("cannot run the peer"));
+            let run = self.proxy.measure(|| output_within(&mut c, self.timeout));
             let (out, traffic) = match run {
-                Ok(v) => v,
+                Ok((Some(out), traffic)) => (out, traffic),
+                Ok((None, traffic)) => {
+                    let mut f = failed(
+                        tool,
+                        format!(
+                            "did not finish within {} s (stopped)",
+                            self.timeout.as_secs()
+                        ),
+                    );
+                    f.traffic = traffic;
+                    return f;
+                }
                 Err(e) => return failed(tool, format!("{e:#}")),
             };
             let text = String::from_utf8_lossy(&out.stdout);
@@ -331,6 +348,10 @@ pub fn run() -> anyhow::Result<()> {
         Some(l) => l.parse().context("--latency-ms takes a number")?,
         None => 20,
     };
+    let timeout = Duration::from_secs(match super::option("peer-timeout") {
+        Some(t) => t.parse().context("--peer-timeout takes seconds")?,
+        None => 300,
+    });
     let mb = match super::option("size") {
         Some(s) => s
             .trim_end_matches(['m', 'M'])
@@ -383,6 +404,7 @@ pub fn run() -> anyhow::Result<()> {
         files: Vec::new(),
         threads,
         runs,
+        timeout,
         peers_seen: Default::default(),
     };
     println!("load average (1 min) at the start: {}", load_average());
@@ -675,4 +697,51 @@ fn take_figures(b: &Bench, rows: &[u64], stride: u64) -> anyhow::Result<(Figure,
         )?;
     }
     Ok((on_map.context("no run")?, fresh.context("no run")?))
+}
+
+/// Runs `c` and collects its output, unless it runs longer than `timeout`: then it is killed
+/// (by its process id) and the answer is `None`.
+fn output_within(
+    c: &mut Command,
+    timeout: Duration,
+) -> anyhow::Result<Option<std::process::Output>> {
+    let mut child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot run the peer")?;
+    // Read the pipes on threads so that a chatty child never blocks on a full pipe.
+    let mut out = child.stdout.take().context("no stdout")?;
+    let mut err = child.stderr.take().context("no stderr")?;
+    let out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut out, &mut v);
+        v
+    });
+    let err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut err, &mut v);
+        v
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if started.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (stdout, stderr) = (
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    );
+    Ok(status.map(|status| std::process::Output {
+        status,
+        stdout,
+        stderr,
+    }))
 }
