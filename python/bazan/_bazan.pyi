@@ -186,8 +186,17 @@ def tsfile_write(
 ) -> Tuple[int, int]:
     """Writes Arrow data as one table of a new TsFile; returns ``(rows, bytes)``."""
 
-def sql(query: str, tables: Dict[str, Any], *, threads: Optional[int] = None) -> pa.Table:
-    """Runs ``query`` over ``tables`` (name -> Lake, path or Arrow stream object)."""
+def sql(
+    query: str,
+    tables: Dict[str, Any],
+    *,
+    threads: Optional[int] = None,
+    trust_map: bool = False,
+    workers: Optional[List[str]] = None,
+) -> pa.Table:
+    """Runs ``query`` over ``tables`` (name -> Lake, path or Arrow stream object); answers
+    from the map are checked fresh unless ``trust_map``; ``workers`` runs it on ``bazan
+    worker`` processes."""
     ...
 
 def run_cli(args: List[str]) -> int:

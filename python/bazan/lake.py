@@ -184,26 +184,32 @@ class UpdateReport:
 
     @property
     def created(self) -> bool:
+        """True when the lake had no map and one was created."""
         return self._report["created"]
 
     @property
     def added(self) -> List[str]:
+        """Paths of new files that were indexed."""
         return list(self._report["added"])
 
     @property
     def modified(self) -> List[str]:
+        """Paths of changed files that were indexed again."""
         return list(self._report["modified"])
 
     @property
     def removed(self) -> List[str]:
+        """Paths whose files are gone, dropped from the map."""
         return list(self._report["removed"])
 
     @property
     def kept(self) -> int:
+        """Entries kept without reading their files."""
         return self._report["kept"]
 
     @property
     def failures(self) -> List[Tuple[str, str]]:
+        """Files left out with ``skip_errors``, as ``(path, message)``."""
         return [(f["path"], f["message"]) for f in self._report["failures"]]
 
     def to_dict(self) -> Dict[str, Any]:

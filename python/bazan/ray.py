@@ -50,13 +50,17 @@ def _datasource_class() -> type:
             self._schema = self._lake._lake.scan_schema(self._columns, False, False)
 
         def get_name(self) -> str:
+            """The name Ray shows for this source."""
             return "BazanLake"
 
         def estimate_inmemory_data_size(self) -> Optional[int]:
+            """The lake's bytes on disk, from the map."""
             return self._lake.total_bytes
 
         def get_read_tasks(self, parallelism: int, per_task_row_limit: Optional[int] = None,
                            data_context: Any = None) -> List[Any]:
+            """Read tasks of row ranges balanced by rows and cut at block boundaries, each
+            with its row count and schema from the map."""
             from . import _bazan
 
             lake = self._lake
