@@ -880,17 +880,8 @@ impl EpochReader {
         if self.done {
             return None;
         }
-        match self.step() {
-            Ok(Some(b)) => Some(Ok(b)),
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        let step = self.step();
+        crate::scan::fused(&mut self.done, step)
     }
 }
 

@@ -339,6 +339,22 @@ impl std::fmt::Debug for LakeReader {
     }
 }
 
+/// A reader's next batch from `step`, ending the reader (`done`) at its end or at its first
+/// error: what every batch reader of the facade returns from `next_batch`.
+pub(crate) fn fused<T>(done: &mut bool, step: Result<Option<T>>) -> Option<Result<T>> {
+    match step {
+        Ok(Some(b)) => Some(Ok(b)),
+        Ok(None) => {
+            *done = true;
+            None
+        }
+        Err(e) => {
+            *done = true;
+            Some(Err(e))
+        }
+    }
+}
+
 impl LakeReader {
     fn new(lake: Arc<Lake>, plan: Plan, segments: VecDeque<Segment>, o: &ScanOptions) -> Self {
         LakeReader {
@@ -468,17 +484,8 @@ impl LakeReader {
         if self.done {
             return None;
         }
-        match self.step() {
-            Ok(Some(b)) => Some(Ok(b)),
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        let step = self.step();
+        crate::scan::fused(&mut self.done, step)
     }
 
     /// Every remaining batch, or the first error.

@@ -157,7 +157,11 @@ impl LakeMap {
         columns: Option<&[String]>,
         registry: &HandlerRegistry,
     ) -> Result<Vec<RecordBatch>> {
-        let ranges: Vec<std::ops::Range<u64>> = rows.iter().map(|&r| r..r + 1).collect();
+        // Only a lake with an entry source needs the rows as ranges (to fetch their bytes).
+        let ranges: Vec<std::ops::Range<u64>> = match self.source() {
+            Some(_) => rows.iter().map(|&r| r..r + 1).collect(),
+            None => Vec::new(),
+        };
         let file = self.open_entry(i, columns, registry, &ranges)?;
         let request = RowsRequest {
             rows,
