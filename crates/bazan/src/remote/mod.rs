@@ -195,32 +195,26 @@ fn read_map(
     scratch: &Path,
 ) -> Result<Option<(LakeMap, Option<Version>)>> {
     let root = PathBuf::from(store.url());
-    match map_target(options.map.as_deref()) {
-        None => match store.get_all(MAP_FILE_NAME) {
-            Ok((bytes, etag, version)) => {
-                let path = scratch.join(MAP_FILE_NAME);
-                std::fs::write(&path, &bytes).map_err(|e| Error::io(&path, e))?;
-                let map = lake_map::load_map_file(&root, &path)
-                    .map_err(|e| Error::from(e).at(Path::new(&store.url_of(MAP_FILE_NAME))))?;
-                Ok(Some((map, Some((etag, version)))))
-            }
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        },
-        Some(m) if is_url(m) && local_path(m).is_none() => {
-            let (dir, name) = m.rsplit_once('/').unwrap_or((m, MAP_FILE_NAME));
-            let at = Store::open(dir, &options.storage)?;
+    // The map object `name` of `at` (`shown` in errors), fetched and loaded.
+    let fetch =
+        |at: &Store, name: &str, shown: &str| -> Result<Option<(LakeMap, Option<Version>)>> {
             match at.get_all(name) {
                 Ok((bytes, etag, version)) => {
                     let path = scratch.join(MAP_FILE_NAME);
                     std::fs::write(&path, &bytes).map_err(|e| Error::io(&path, e))?;
                     let map = lake_map::load_map_file(&root, &path)
-                        .map_err(|e| Error::from(e).at(Path::new(m)))?;
+                        .map_err(|e| Error::from(e).at(Path::new(shown)))?;
                     Ok(Some((map, Some((etag, version)))))
                 }
                 Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
                 Err(e) => Err(e),
             }
+        };
+    match map_target(options.map.as_deref()) {
+        None => fetch(store, MAP_FILE_NAME, &store.url_of(MAP_FILE_NAME)),
+        Some(m) if is_url(m) && local_path(m).is_none() => {
+            let (dir, name) = m.rsplit_once('/').unwrap_or((m, MAP_FILE_NAME));
+            fetch(&Store::open(dir, &options.storage)?, name, m)
         }
         Some(m) => {
             let path = local_path(m).unwrap_or_else(|| PathBuf::from(m));
