@@ -18,6 +18,7 @@ pub mod locators_rows;
 pub mod python;
 pub mod remote;
 pub mod sql;
+pub mod sql_workers;
 pub mod timing;
 pub mod tsfile;
 pub mod tsfile_write;
@@ -83,7 +84,7 @@ pub fn benches() -> Vec<Bench> {
         },
         Bench {
             name: "sql",
-            about: "bazan-sql on the 1 GB lake: count(*), deep _gid rows, selective filter (blocks read), group by vs DuckDB",
+            about: "bazan-sql on the 1 GB lake: count(*), deep _gid rows, selective filter (blocks read), group by vs DuckDB; with --workers N, one node against N bazan worker processes",
             run: sql::run,
         },
     ]

@@ -21,8 +21,11 @@ use serde_json::Value;
 
 use super::timing::{duckdb_connect, python_imports, python_seconds};
 
-/// Runs the benchmark.
+/// Runs the benchmark (with `--workers N`: [`super::sql_workers::run`]).
 pub fn run() -> anyhow::Result<()> {
+    if let Some(n) = super::option("workers") {
+        return super::sql_workers::run(n.parse().context("--workers takes a number")?);
+    }
     let dir = crate::workspace_root().join("target").join("bench-data");
     let lake = dir.join("lake");
     super::lake::generate(&lake)?;
@@ -44,31 +47,13 @@ pub fn run() -> anyhow::Result<()> {
         lake.display()
     );
 
-    // Our side, first the facts the queries need (answered from the map).
-    let facts = ours(
-        &lake,
-        threads,
-        1,
-        &[
-            "select min(_gid) from lake where _path = 'p08.csv'".into(),
-            "select min(id), max(id) from lake where _path = 'p04.csv'".into(),
-        ],
-    )?;
-    let first_p08 = cell_i64(&facts, 0)?;
-    let id_lo = cell_i64(&facts, 1)?;
-    let g = first_p08 + 2_900_000;
-    let (a, b) = (id_lo + 1_000_000, id_lo + 1_009_999);
-    let not_arrow = "_path not like '%.arrow'";
-    let queries = [
-        format!("select count(*) from lake where {not_arrow}"),
-        format!("select * from lake where _gid between {g} and {}", g + 99),
-        format!("select count(*), sum(v) from lake where id between {a} and {b} and {not_arrow}"),
-        "select code, count(*), sum(v), avg(x) from lake where _path like '%.parquet' group by code"
-            .to_string(),
-        "select code, count(*), sum(v), avg(x) from lake where _path like '%.csv' or _path like '%.ndjson' group by code"
-            .to_string(),
-    ];
-
+    let ours_queries = our_queries(&lake, threads)?;
+    let (a, b) = ours_queries.id_range;
+    let queries: Vec<String> = ours_queries
+        .queries
+        .iter()
+        .map(|(_, q)| q.clone())
+        .collect();
     if !python_imports("duckdb") {
         println!("peer unavailable: python3 -m pip install duckdb");
     }
@@ -100,13 +85,7 @@ pub fn run() -> anyhow::Result<()> {
         format!("select code, count(*), sum(v), avg(x) from read_parquet({pq}) group by code"),
         format!("select code, count(*), sum(v), avg(x) from {rows_text} group by code"),
     ];
-    let names = [
-        "count(*) of the lake (CSV+NDJSON+Parquet)",
-        "100 rows by _gid deep in a 3M-row CSV",
-        "selective filter on sorted id (10,000 rows)",
-        "group by code over the Parquet files",
-        "group by code over the CSV+NDJSON files",
-    ];
+    let names: Vec<&str> = ours_queries.queries.iter().map(|(n, _)| *n).collect();
     // Rounds alternate the two sides (all our queries, then each DuckDB query), so that a
     // machine whose speed drifts over minutes slows both alike; each side reports its best
     // over all rounds, and the spread of the per-round ratios is printed beside it.
@@ -168,6 +147,63 @@ pub fn run() -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The bench's queries on our side, with the names it prints.
+pub(super) struct OurQueries {
+    /// `(name, query)` of each figure.
+    pub(super) queries: Vec<(&'static str, String)>,
+    /// The `id` range of the selective filter.
+    pub(super) id_range: (i64, i64),
+}
+
+/// The five queries of the bench on the lake at `lake`, after the facts they need (answered
+/// from the map).
+pub(super) fn our_queries(lake: &Path, threads: usize) -> anyhow::Result<OurQueries> {
+    let facts = ours(
+        lake,
+        threads,
+        1,
+        &[
+            "select min(_gid) from lake where _path = 'p08.csv'".into(),
+            "select min(id), max(id) from lake where _path = 'p04.csv'".into(),
+        ],
+    )?;
+    let first_p08 = cell_i64(&facts, 0)?;
+    let id_lo = cell_i64(&facts, 1)?;
+    let g = first_p08 + 2_900_000;
+    let (a, b) = (id_lo + 1_000_000, id_lo + 1_009_999);
+    let not_arrow = "_path not like '%.arrow'";
+    let queries = vec![
+        (
+            "count(*) of the lake (CSV+NDJSON+Parquet)",
+            format!("select count(*) from lake where {not_arrow}"),
+        ),
+        (
+            "100 rows by _gid deep in a 3M-row CSV",
+            format!("select * from lake where _gid between {g} and {}", g + 99),
+        ),
+        (
+            "selective filter on sorted id (10,000 rows)",
+            format!(
+                "select count(*), sum(v) from lake where id between {a} and {b} and {not_arrow}"
+            ),
+        ),
+        (
+            "group by code over the Parquet files",
+            "select code, count(*), sum(v), avg(x) from lake where _path like '%.parquet' group by code"
+                .to_string(),
+        ),
+        (
+            "group by code over the CSV+NDJSON files",
+            "select code, count(*), sum(v), avg(x) from lake where _path like '%.csv' or _path like '%.ndjson' group by code"
+                .to_string(),
+        ),
+    ];
+    Ok(OurQueries {
+        queries,
+        id_range: (a, b),
+    })
 }
 
 /// Runs the example binary on the lake (creating the map first when it has none) and
