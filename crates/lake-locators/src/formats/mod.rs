@@ -5,7 +5,6 @@
 pub mod avro;
 pub mod csv;
 pub mod ipc;
-mod ipc_check;
 pub mod json;
 pub mod msgpack;
 pub mod orc;

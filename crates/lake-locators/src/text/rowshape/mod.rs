@@ -745,5 +745,4 @@ fn bool_before(data: &[u8], start: usize, end: usize, delim: u8) -> bool {
 }
 
 #[cfg(test)]
-#[path = "rowshape_tests.rs"]
 mod tests;

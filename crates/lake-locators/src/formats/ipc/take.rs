@@ -163,7 +163,7 @@ pub(super) fn read_rows(path: &Path, request: &RowsRequest<'_>) -> Result<Vec<Re
                 .at_byte(fb.offset)
                 .in_block(index as u64)
         })?;
-        super::super::ipc_check::check_batch(&schema, &message, fb.body_len).map_err(|m| {
+        super::check::check_batch(&schema, &message, fb.body_len).map_err(|m| {
             Error::malformed(path, FILE_FORMAT, m)
                 .at_byte(fb.offset)
                 .in_block(index as u64)

@@ -971,9 +971,7 @@ impl Walker<'_> {
     }
 }
 
-#[path = "fast_stats.rs"]
 mod stats;
-#[path = "fast_text.rs"]
 mod text;
 use stats::{Bounds, Number};
 #[cfg(test)]
@@ -981,5 +979,4 @@ use text::control_bytes;
 use text::{digit_run, short_decimal, string_end, valid_escaped};
 
 #[cfg(test)]
-#[path = "fast_tests.rs"]
 pub(super) mod tests;

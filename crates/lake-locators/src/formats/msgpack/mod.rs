@@ -26,7 +26,6 @@ use crate::text::rowread::{
 };
 use crate::text::scan::FileBytes;
 
-#[path = "msgpack_split.rs"]
 mod split;
 
 const FORMAT: &str = "msgpack";

@@ -945,5 +945,4 @@ pub(crate) fn null_to_utf8(schema: &Schema) -> SchemaRef {
 }
 
 #[cfg(test)]
-#[path = "infer_tests.rs"]
 mod tests;

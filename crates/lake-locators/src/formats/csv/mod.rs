@@ -941,22 +941,17 @@ impl Locator for DelimitedLocator {
     }
 }
 
-#[path = "csv_read.rs"]
 mod read;
 use read::read_file;
 
-#[path = "csv_take.rs"]
 mod take;
 
-#[path = "csv_encoding.rs"]
 mod encoding;
 pub use crate::text::encoding::{TextEncoding, UnknownEncoding, latin1_to_utf8};
 pub use encoding::DelimitedTextLocator;
 
-#[path = "csv_split.rs"]
 mod split;
 pub(crate) use split::fuzz_check;
 
 #[cfg(test)]
-#[path = "csv_tests.rs"]
 mod tests;

@@ -221,8 +221,8 @@ fn read_footer(path: &Path, file: &File, len: u64) -> Result<Footer> {
     let fb_schema = footer
         .schema()
         .ok_or_else(|| bad("the footer has no schema".into(), footer_at))?;
-    super::ipc_check::check_schema(fb_schema)
-        .map_err(|m| super::ipc_check::schema_error(path, FILE_FORMAT, m, footer_at))?;
+    check::check_schema(fb_schema)
+        .map_err(|m| check::schema_error(path, FILE_FORMAT, m, footer_at))?;
     let schema = Arc::new(arrow_ipc::convert::fb_to_schema(fb_schema));
     let mut blocks = Vec::new();
     let dictionaries = footer
@@ -299,7 +299,7 @@ fn message_bytes<'a>(
 }
 
 /// Row counts of the footer's record batches, from their message headers.
-/// Each batch header is checked against `schema` (see [`super::ipc_check::check_batch`]).
+/// Each batch header is checked against `schema` (see [`check::check_batch`]).
 fn batch_rows(
     path: &Path,
     file: &File,
@@ -333,7 +333,7 @@ fn batch_rows(
         let rows = record_batch_rows(path, FILE_FORMAT, msg, b.offset)
             .map_err(|e| e.in_block(i as u64))?;
         if let Ok(message) = arrow_ipc::root_as_message(msg) {
-            super::ipc_check::check_batch(schema, &message, b.body_len).map_err(|m| {
+            check::check_batch(schema, &message, b.body_len).map_err(|m| {
                 Error::malformed(path, FILE_FORMAT, m)
                     .at_byte(b.offset)
                     .in_block(i as u64)
@@ -518,11 +518,9 @@ impl Locator for ArrowFileLocator {
     }
 }
 
-#[path = "ipc_take.rs"]
-mod take;
-
-#[path = "ipc_stats.rs"]
+mod check;
 mod stats;
+mod take;
 
 /// One message of an IPC stream: where it starts, its total length, and its flatbuffer.
 struct StreamMessage {
@@ -730,8 +728,7 @@ fn walk_stream(path: &Path, file: &File, len: u64, all: bool) -> Result<StreamLa
     let fb_schema = message.header_as_schema().ok_or_else(|| {
         Error::malformed(path, STREAM_FORMAT, "the first message is not a schema").at_byte(0)
     })?;
-    super::ipc_check::check_schema(fb_schema)
-        .map_err(|m| super::ipc_check::schema_error(path, STREAM_FORMAT, m, 0))?;
+    check::check_schema(fb_schema).map_err(|m| check::schema_error(path, STREAM_FORMAT, m, 0))?;
     let schema = Arc::new(arrow_ipc::convert::fb_to_schema(fb_schema));
     let schema_end = first.offset + first.total;
     let mut blocks = Vec::new();
@@ -753,7 +750,7 @@ fn walk_stream(path: &Path, file: &File, len: u64, all: bool) -> Result<StreamLa
         })?;
         check_buffers(path, STREAM_FORMAT, file.into(), len, &m)?;
         let body = u64::try_from(msg.bodyLength()).unwrap_or(0);
-        super::ipc_check::check_batch(&schema, &msg, body)
+        check::check_batch(&schema, &msg, body)
             .map_err(|e| Error::malformed(path, STREAM_FORMAT, e).at_byte(m.offset))?;
         if msg.header_as_record_batch().is_none() {
             continue;

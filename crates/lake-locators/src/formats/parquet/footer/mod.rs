@@ -291,5 +291,4 @@ impl<'a> Cursor<'a> {
 }
 
 #[cfg(test)]
-#[path = "footer_tests.rs"]
 mod tests;

@@ -386,5 +386,4 @@ pub(crate) fn fuzz_check(path: &Path, chunk: usize, options: &IndexOptions) {
 }
 
 #[cfg(test)]
-#[path = "csv_split_tests.rs"]
 mod tests;

@@ -231,7 +231,7 @@ fn walk(
     }
 }
 
-/// True for a header cell whose name comes from the sheet XML ([`xlsx_header`]): numbers
+/// True for a header cell whose name comes from the sheet XML ([`header`]): numbers
 /// (not dates) and strings, whose text calamine changes.
 fn raw_spelled(v: &DataRef<'_>) -> bool {
     matches!(
@@ -245,7 +245,7 @@ fn respell_header(path: &Path, sheet_name: &str, s: &mut Sheet, respell: &[usize
     if respell.is_empty() {
         return Ok(());
     }
-    let texts = xlsx_header::header_texts(path, sheet_name, s.header_row)?;
+    let texts = header::header_texts(path, sheet_name, s.header_row)?;
     for &i in respell {
         if let Some((c, name)) = s.columns.get_mut(i)
             && let Some(t) = texts.get(c)
@@ -601,8 +601,7 @@ impl Locator for XlsxLocator {
     }
 }
 
-#[path = "xlsx_header.rs"]
-mod xlsx_header;
+mod header;
 
 #[cfg(test)]
 mod tests {

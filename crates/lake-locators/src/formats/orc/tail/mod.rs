@@ -245,5 +245,4 @@ fn fields(mut b: &[u8]) -> Option<Vec<(u64, Val<'_>)>> {
 }
 
 #[cfg(test)]
-#[path = "orc_tail_tests.rs"]
 mod tests;

@@ -7,7 +7,7 @@
 //! it asks for goes through [`BoundedFile`], which refuses ranges past the end of the file
 //! before allocating, and every call into it runs under [`columnar::guard`], which turns a
 //! panic into a typed error. A file whose top-level type is not a struct (orc-rust asserts
-//! on it) is recognised from its footer first (`orc_tail.rs`): counted from its stripes, read
+//! on it) is recognised from its footer first ([`tail`]): counted from its stripes, read
 //! refused.
 
 use std::fs::File;
@@ -26,7 +26,6 @@ use crate::error::{Error, Result};
 use crate::locator::{BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest};
 use crate::stats::StatsBuilder;
 
-#[path = "orc_tail.rs"]
 mod tail;
 
 const FORMAT: &str = "orc";

@@ -604,5 +604,4 @@ pub(crate) fn fuzz_check(path: &Path, chunk: usize, options: &IndexOptions) {
 }
 
 #[cfg(test)]
-#[path = "split_tests.rs"]
 mod tests;
