@@ -122,11 +122,11 @@ fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let tick = |i: usize| -> anyhow::Result<f64> {
-        Ok(fields
+        fields
             .get(i)
             .context("short /proc stat")?
             .parse::<f64>()
-            .context("/proc stat field")?)
+            .context("/proc stat field")
     };
     // SAFETY: sysconf reads a constant of the system; no memory is touched.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
