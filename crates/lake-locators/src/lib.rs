@@ -20,7 +20,7 @@
 //!   line scanning, number classification, column type inference, runs of records of one
 //!   shape, checkpoint reads).
 //! - `simd/`: the byte-class masks of 64-byte windows, with the one CPU-feature detection and
-//!   dispatch point: one module per instruction set (AVX2, AVX-512, all x86_64 only) beside
+//!   dispatch point: one module per instruction set (SSE2, AVX2, AVX-512, all x86_64 only) beside
 //!   the portable path every other architecture runs and every vector path is tested against.
 //!
 //! Beside them, at the root, the contract every layer shares: [`locator`] (the [`Locator`]

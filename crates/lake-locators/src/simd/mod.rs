@@ -10,9 +10,14 @@
 //! word-at-a-time path ([`portable`]). A class set is an array of `K` masks in the order of the
 //! index constants of [`csv_class`] and [`json_class`].
 //!
+//! Every intrinsic of the crate lives here: besides the windows, [`sse2`] holds the 16- and
+//! 64-byte masks of the record skip and of the nested JSON walk (SSE2 is part of every
+//! x86-64 CPU), [`avx512`] also the eight-lane number keys of `crate::text::keys`, and
+//! [`with_bmi2`] compiles a fold with BMI1 and BMI2.
+//!
 //! This module is the one place that detects CPU features ([`avx2_available`],
-//! [`avx512_available`], [`bmi2_available`], [`pdep_is_fast`]) and picks a loop
-//! ([`pick_loop`], [`dispatch`]). Every x86 path is compiled on x86_64 only; elsewhere (an
+//! [`avx512_available`], [`avx512_keys_available`], [`bmi2_available`], [`pdep_is_fast`])
+//! and picks a loop ([`pick_loop`], [`dispatch`]). Every x86 path is compiled on x86_64 only; elsewhere (an
 //! aarch64 NEON module would sit beside [`avx2`]) the portable path runs. Every vector path is
 //! tested against the byte-wise masks of `portable::BytewiseWindow` (`every_window`, in tests).
 
@@ -21,6 +26,8 @@ pub(crate) mod avx2;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx512;
 pub(crate) mod portable;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod sse2;
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) use avx2::{Avx2LeanWindow, Avx2SoftWindow, Avx2Window};
@@ -251,11 +258,70 @@ pub(crate) fn avx512_available() -> bool {
         && std::arch::is_x86_feature_detected!("avx512vbmi2")
 }
 
+/// True when the indexing loop is the AVX-512 one ([`crate::simd::pick_loop`], so that
+/// `BAZAN_SIMD` picks the keys with the masks) and the CPU also has AVX-512CD, which
+/// [`avx512::strided_key_bounds`] is compiled with besides F and BW.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn avx512_keys_available() -> bool {
+    pick_loop() == Loop::Avx512
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512cd")
+}
+
 /// True when the CPU has BMI2 (and so BMI1: every CPU with BMI2 has it), for the key folds
 /// compiled with them.
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn bmi2_available() -> bool {
     std::arch::is_x86_feature_detected!("bmi2")
+}
+
+/// `f()` compiled with BMI1 and BMI2 (shifts by a register without flags, `bzhi`, `tzcnt`)
+/// where the CPU has them ([`bmi2_available`]), plainly elsewhere. `f` must be an
+/// `#[inline(always)]` closure, so that its body is compiled into the function with the
+/// features: inlined into the indexing loops, whose state takes every register, the key
+/// folds kept their bounds on the stack.
+#[inline(always)]
+pub(crate) fn with_bmi2<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    if bmi2_available() {
+        // SAFETY: the CPU has BMI1 and BMI2 (every CPU with BMI2 has BMI1), checked above.
+        return unsafe { run_bmi2(f) };
+    }
+    f()
+}
+
+/// [`with_bmi2`]'s function of its own, compiled with the features.
+///
+/// # Safety
+/// The CPU must support BMI1 and BMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi1,bmi2")]
+#[inline(never)]
+unsafe fn run_bmi2<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+/// The fields of one column of a run of delimited records: field `r` (of `n`) is
+/// `ends[r * stride + col] + 1 .. ends[r * stride + col + 1]` (the flattened value ends,
+/// `ends[0]` the end before the first record, wrapping for a run at the data's start).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Strided<'a> {
+    pub(crate) ends: &'a [usize],
+    /// Values per record.
+    pub(crate) stride: usize,
+    pub(crate) col: usize,
+    /// Records.
+    pub(crate) n: usize,
+}
+
+impl Strided<'_> {
+    /// Field `r`'s start and end.
+    #[inline(always)]
+    pub(crate) fn field(&self, r: usize) -> (usize, usize) {
+        let i = r * self.stride + self.col;
+        (self.ends[i].wrapping_add(1), self.ends[i + 1])
+    }
 }
 
 /// The indexing loop of a row-format file on this CPU.

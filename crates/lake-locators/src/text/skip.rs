@@ -52,30 +52,15 @@ pub(crate) fn skip_records_portable(
     Ok((pos, done))
 }
 
-/// Line feed and quote masks of the 64 bytes at `at`: bit `i` is byte `at + i`. `at + 64`
-/// must not pass the end of `data`.
+/// Line feed and quote masks of the 64 bytes at `at` ([`crate::simd::sse2`]): bit `i` is
+/// byte `at + i`. `at + 64` must not pass the end of `data`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn window_masks(data: &[u8], at: usize) -> (u64, u64) {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
-    };
-    let window = &data[at..at + 64];
-    let (mut nl, mut qt) = (0u64, 0u64);
-    // SAFETY: SSE2 is part of x86-64; each load reads 16 bytes inside `window` (64 bytes,
-    // bounds-checked above), unaligned loads allowed.
-    unsafe {
-        let lf = _mm_set1_epi8(b'\n' as i8);
-        let quote = _mm_set1_epi8(b'"' as i8);
-        for k in 0..4 {
-            let v = _mm_loadu_si128(window.as_ptr().add(16 * k).cast::<__m128i>());
-            let l = _mm_movemask_epi8(_mm_cmpeq_epi8(v, lf)) as u16;
-            let q = _mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) as u16;
-            nl |= u64::from(l) << (16 * k);
-            qt |= u64::from(q) << (16 * k);
-        }
+    match data[at..].first_chunk::<64>() {
+        Some(window) => crate::simd::sse2::newline_quote_masks(window),
+        None => tail_masks(data, at),
     }
-    (nl, qt)
 }
 
 /// Line feed and quote masks of the bytes from `at` to the end of `data` (fewer than 64).

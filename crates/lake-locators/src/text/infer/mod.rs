@@ -82,31 +82,11 @@ fn key_bounds(
     field: &impl Fn(usize) -> (usize, usize),
     slow: &mut impl FnMut(usize, usize),
 ) -> (i64, i64) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::simd::bmi2_available() {
-        // SAFETY: the CPU has BMI1 and BMI2 (every CPU with BMI2 has BMI1), checked above.
-        return unsafe { key_bounds_bmi2(data, n, frac, field, slow) };
-    }
-    key_bounds_plain(data, n, frac, field, slow)
-}
-
-/// [`key_bounds_plain`] in a function of its own, compiled with BMI1 and BMI2 (shifts by a
-/// register without flags, `bzhi`, `tzcnt`): inlined into the indexing loops, whose state
-/// takes every register, its bounds lived on the stack.
-///
-/// # Safety
-/// The CPU must support BMI1 and BMI2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "bmi1,bmi2")]
-#[inline(never)]
-unsafe fn key_bounds_bmi2(
-    data: &[u8],
-    n: usize,
-    frac: u32,
-    field: &impl Fn(usize) -> (usize, usize),
-    slow: &mut impl FnMut(usize, usize),
-) -> (i64, i64) {
-    key_bounds_plain(data, n, frac, field, slow)
+    // Compiled with BMI1 and BMI2 where the CPU has them (see `with_bmi2`).
+    crate::simd::with_bmi2(
+        #[inline(always)]
+        || key_bounds_plain(data, n, frac, field, slow),
+    )
 }
 
 /// [`key_bounds`], for any CPU.

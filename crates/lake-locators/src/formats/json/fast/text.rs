@@ -84,31 +84,13 @@ pub(super) fn string_end(d: &[u8], open: usize) -> Option<(usize, bool, bool)> {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub(super) fn string_end_sse2(d: &[u8], open: usize) -> Option<(usize, bool, bool)> {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
     let mut pos = open + 1;
     let mut escaped = false;
     // Non-ASCII bytes stop the scan until the first one.
     let mut high = false;
     loop {
-        if let Some(bytes) = d.get(pos..pos + 16) {
-            // SAFETY: `bytes` is 16 bytes long and the load is unaligned; SSE2 is part of
-            // every x86-64 CPU.
-            let hits = unsafe {
-                let v = _mm_loadu_si128(bytes.as_ptr().cast());
-                let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-                let slash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-                // Signed: bytes below 0x20 and bytes above 0x7F.
-                let low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
-                let hits = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, slash), low)) as u32;
-                if high {
-                    hits & !(_mm_movemask_epi8(v) as u32)
-                } else {
-                    hits
-                }
-            };
+        if let Some(bytes) = d.get(pos..).and_then(<[u8]>::first_chunk::<16>) {
+            let hits = crate::simd::sse2::string_stops(bytes, high);
             if hits == 0 {
                 pos += 16;
                 continue;
@@ -190,19 +172,8 @@ pub(super) fn string_end_swar(d: &[u8], open: usize) -> Option<(usize, bool, boo
 #[inline]
 pub(super) fn digit_run(d: &[u8], p: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if let Some(bytes) = d.get(p..p + 16) {
-        use std::arch::x86_64::{
-            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_set1_epi8,
-            _mm_sub_epi8,
-        };
-        // SAFETY: `bytes` is 16 bytes long and the load is unaligned; SSE2 is part of
-        // every x86-64 CPU.
-        let digits = unsafe {
-            let v = _mm_loadu_si128(bytes.as_ptr().cast());
-            let t = _mm_sub_epi8(v, _mm_set1_epi8(b'0' as i8));
-            // A digit is a byte whose distance from '0' is at most 9 (unsigned).
-            _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t)) as u32
-        };
+    if let Some(bytes) = d.get(p..).and_then(<[u8]>::first_chunk::<16>) {
+        let digits = crate::simd::sse2::digits(bytes);
         let n = (!digits).trailing_zeros() as usize;
         if n < 16 {
             return p + n;
