@@ -76,7 +76,7 @@ impl BoundedFile {
         let mut ps = vec![0u8; ps_len as usize];
         file.seek(SeekFrom::Start(len - 1 - ps_len))?;
         file.read_exact(&mut ps)?;
-        match proto_fields(&ps) {
+        match tail::field_numbers(&ps) {
             Some(fields) if fields.contains(&1) && !fields.contains(&5) => {
                 // Field 5 (metadataLength), varint 0; then the new postscript length.
                 Ok(Some(vec![0x28, 0x00, (ps_len + 2) as u8]))
@@ -92,40 +92,6 @@ impl BoundedFile {
             None => self.len,
         }
     }
-}
-
-/// The field numbers of a protobuf message, or `None` when it does not parse.
-fn proto_fields(mut b: &[u8]) -> Option<Vec<u64>> {
-    fn varint(b: &mut &[u8]) -> Option<u64> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let (&byte, rest) = b.split_first()?;
-            *b = rest;
-            v |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Some(v);
-            }
-        }
-        None
-    }
-    let mut fields = Vec::new();
-    while !b.is_empty() {
-        let key = varint(&mut b)?;
-        match key & 7 {
-            0 => {
-                varint(&mut b)?;
-            }
-            1 => b = b.get(8..)?,
-            2 => {
-                let n = usize::try_from(varint(&mut b)?).ok()?;
-                b = b.get(n..)?;
-            }
-            5 => b = b.get(4..)?,
-            _ => return None,
-        }
-        fields.push(key >> 3);
-    }
-    Some(fields)
 }
 
 impl ChunkReader for BoundedFile {

@@ -4,7 +4,8 @@
 //! before orc-rust sees it, so that it is counted from its stripes instead of panicking.
 //!
 //! The footer protobuf is walked by hand (only the stripes, the root type and the row count
-//! are needed). A compressed footer is inflated by orc-rust's own `Decompressor`; its
+//! are needed), by the one protobuf reader of the ORC locator ([`fields`], which the
+//! postscript check of [`super`] uses too). A compressed footer is inflated by orc-rust's own `Decompressor`; its
 //! `Compression` has no public constructor, so it is taken from the metadata of a tiny
 //! in-memory ORC tail with the same codec and block size (whose footer is an uncompressed
 //! "original" chunk, which every ORC codec allows).
@@ -175,12 +176,12 @@ fn compression(codec: u64, block_size: Option<u64>) -> Option<Compression> {
     file.extend_from_slice(&header.to_le_bytes()[..3]);
     file.extend_from_slice(&footer);
     let mut ps = vec![0x08];
-    varint(3 + footer.len() as u64, &mut ps);
+    write_varint(3 + footer.len() as u64, &mut ps);
     ps.push(0x10);
-    varint(codec, &mut ps);
+    write_varint(codec, &mut ps);
     if let Some(size) = block_size {
         ps.push(0x18);
-        varint(size, &mut ps);
+        write_varint(size, &mut ps);
     }
     // metadataLength 0, then magic "ORC" (field 8000).
     ps.extend_from_slice(&[0x28, 0x00, 0x82, 0xf4, 0x03, 0x03, b'O', b'R', b'C']);
@@ -190,7 +191,8 @@ fn compression(codec: u64, block_size: Option<u64>) -> Option<Compression> {
     meta.compression()
 }
 
-fn varint(mut v: u64, out: &mut Vec<u8>) {
+/// Appends `v` as a protobuf varint.
+fn write_varint(mut v: u64, out: &mut Vec<u8>) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -198,26 +200,36 @@ fn varint(mut v: u64, out: &mut Vec<u8>) {
     out.push(v as u8);
 }
 
+/// The protobuf varint at the start of `b`, which moves past it; `None` when `b` ends inside
+/// it or it runs over ten bytes.
+fn read_varint(b: &mut &[u8]) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&byte, rest) = b.split_first()?;
+        *b = rest;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// The field numbers of a protobuf message in order, or `None` when it does not parse.
+pub(super) fn field_numbers(b: &[u8]) -> Option<Vec<u64>> {
+    Some(fields(b)?.into_iter().map(|(n, _)| n).collect())
+}
+
 /// A protobuf field value.
 enum Val<'a> {
     Int(u64),
     Bytes(&'a [u8]),
+    /// A 64- or 32-bit value (no field read here has one).
+    Fixed,
 }
 
 /// The fields of a protobuf message in order, or `None` when it does not parse.
 fn fields(mut b: &[u8]) -> Option<Vec<(u64, Val<'_>)>> {
-    fn read_varint(b: &mut &[u8]) -> Option<u64> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let (&byte, rest) = b.split_first()?;
-            *b = rest;
-            v |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Some(v);
-            }
-        }
-        None
-    }
     let mut out = Vec::new();
     while !b.is_empty() {
         let key = read_varint(&mut b)?;
@@ -225,7 +237,7 @@ fn fields(mut b: &[u8]) -> Option<Vec<(u64, Val<'_>)>> {
             0 => Val::Int(read_varint(&mut b)?),
             1 => {
                 b = b.get(8..)?;
-                continue;
+                Val::Fixed
             }
             2 => {
                 let n = usize::try_from(read_varint(&mut b)?).ok()?;
@@ -235,7 +247,7 @@ fn fields(mut b: &[u8]) -> Option<Vec<(u64, Val<'_>)>> {
             }
             5 => {
                 b = b.get(4..)?;
-                continue;
+                Val::Fixed
             }
             _ => return None,
         };
