@@ -6,7 +6,8 @@
 //! Requests: `one\tQUERY` and `workers\tQUERY` run the query once to warm up and then `RUNS`
 //! times on that session (`seconds`: the best wall time, `total_seconds`: all of them, with the
 //! warm-up); `plan\tQUERY` plans it on the workers' session `RUNS` times without running it
-//! (`seconds`: the best).
+//! (`seconds`: the best). A reply also holds the result's rows, its first cell when that is an
+//! integer, and what the lake scans read.
 //!
 //! Usage: `sql_workers_bench LAKE THREADS RUNS URL[,URL…]`
 
@@ -82,6 +83,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 let got = last.ok_or("no run")?;
                 let rows: usize = got.batches.iter().map(|b| b.num_rows()).sum();
                 reply["rows"] = rows.into();
+                // The first cell when it is an integer (the bench's fact queries).
+                let first = got.batches.iter().find(|b| b.num_rows() > 0).and_then(|b| {
+                    let a = arrow_cast::cast(b.column(0), &arrow_schema::DataType::Int64).ok()?;
+                    let a = a.as_any().downcast_ref::<arrow_array::Int64Array>()?;
+                    (!arrow_array::Array::is_null(a, 0)).then(|| a.value(0))
+                });
+                reply["first"] = first.into();
                 reply["rows_scanned"] = got.counts.rows_scanned.into();
                 reply["blocks_read"] = got.counts.blocks_read.into();
                 reply["notes"] = got.notes.into();

@@ -158,19 +158,21 @@ pub(super) struct OurQueries {
 }
 
 /// The five queries of the bench on the lake at `lake`, after the facts they need (answered
-/// from the map).
+/// from the map, by `sql_bench`).
 pub(super) fn our_queries(lake: &Path, threads: usize) -> anyhow::Result<OurQueries> {
-    let facts = ours(
-        lake,
-        threads,
-        1,
-        &[
-            "select min(_gid) from lake where _path = 'p08.csv'".into(),
-            "select min(id), max(id) from lake where _path = 'p04.csv'".into(),
-        ],
-    )?;
-    let first_p08 = cell_i64(&facts, 0)?;
-    let id_lo = cell_i64(&facts, 1)?;
+    let facts = ours(lake, threads, 1, &FACTS.map(String::from))?;
+    Ok(queries_from(cell_i64(&facts, 0)?, cell_i64(&facts, 1)?))
+}
+
+/// The queries whose first cells [`queries_from`] takes: the first `_gid` of `p08.csv` and
+/// the least `id` of `p04.csv`.
+pub(super) const FACTS: [&str; 2] = [
+    "select min(_gid) from lake where _path = 'p08.csv'",
+    "select min(id), max(id) from lake where _path = 'p04.csv'",
+];
+
+/// The five queries, from the answers to [`FACTS`].
+pub(super) fn queries_from(first_p08: i64, id_lo: i64) -> OurQueries {
     let g = first_p08 + 2_900_000;
     let (a, b) = (id_lo + 1_000_000, id_lo + 1_009_999);
     let not_arrow = "_path not like '%.arrow'";
@@ -200,10 +202,10 @@ pub(super) fn our_queries(lake: &Path, threads: usize) -> anyhow::Result<OurQuer
                 .to_string(),
         ),
     ];
-    Ok(OurQueries {
+    OurQueries {
         queries,
         id_range: (a, b),
-    })
+    }
 }
 
 /// Runs the example binary on the lake (creating the map first when it has none) and

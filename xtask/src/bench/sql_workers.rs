@@ -203,7 +203,7 @@ pub fn run(n: usize) -> anyhow::Result<()> {
         Some(r) => r.parse().context("--rounds takes a number")?,
         None => 2,
     };
-    let mut queries = super::sql::our_queries(&lake, threads)?.queries;
+    let mut queries: Vec<(&str, String)> = Vec::new();
     queries.push((
         "group by code over the CSV+NDJSON files, every column",
         "select code, count(*), sum(v), min(x), max(x), sum(id) from lake \
@@ -225,8 +225,26 @@ pub fn run(n: usize) -> anyhow::Result<()> {
         "sql_workers_bench",
     ])?;
     let release = root.join("target").join("release");
+    // A copy of the binary just built: another build of the shared target dir (without the
+    // `sql` feature) may replace `target/release/bazan` while the bench runs.
+    let bin = root
+        .join("target")
+        .join("bench-data")
+        .join("bazan-sql-workers");
+    std::fs::copy(release.join("bazan"), &bin).context("cannot copy the bazan binary")?;
+    if !lake.join(".br_map.bazan").exists() {
+        println!("sql --workers: mapping {} (once)", lake.display());
+        let status = Command::new(&bin)
+            .arg("map")
+            .arg("create")
+            .arg(&lake)
+            .status()?;
+        if !status.success() {
+            bail!("bazan map create {} failed", lake.display());
+        }
+    }
     let workers = (0..n)
-        .map(|_| Worker::start(&release.join("bazan"), worker_threads))
+        .map(|_| Worker::start(&bin, worker_threads))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let urls: Vec<&str> = workers.iter().map(|w| w.url.as_str()).collect();
     println!("workers: {}", urls.join(", "));
@@ -250,6 +268,16 @@ pub fn run(n: usize) -> anyhow::Result<()> {
     let first: Value = serde_json::from_str(&first).context("coordinator's first line")?;
     let register = first["register_seconds"].as_f64().unwrap_or(f64::NAN);
     let pid = coordinator.child.id();
+    let mut facts = Vec::new();
+    for q in super::sql::FACTS {
+        let r = coordinator.ask("one", q)?;
+        facts.push(
+            r["first"]
+                .as_i64()
+                .with_context(|| format!("{q}: no integer"))?,
+        );
+    }
+    queries.splice(0..0, super::sql::queries_from(facts[0], facts[1]).queries);
 
     // Each run of a request is `runs` timed runs after one warm-up.
     let per = (runs + 1) as f64;
