@@ -23,7 +23,7 @@ use crate::locator::{Block, FileIndex, IndexOptions, Stats, StatsColumns};
 use crate::text::infer::{Columns, null_to_utf8};
 use crate::text::rowread::finish_blocks;
 use crate::text::scan::FileBytes;
-use crate::text::split::{RangePart, chunk_len, open_split, ranges, scan_waves};
+use crate::text::split::{self, RangeScanner, Samples, Scanned, ranges};
 
 /// The pages behind the header walk are dropped from the mapping every this many bytes.
 const RELEASE: usize = 8 << 20;
@@ -31,11 +31,9 @@ const RELEASE: usize = 8 << 20;
 /// The index of the MessagePack file `path` built on every thread, or `None` when it is read
 /// whole by one thread (the delimited split's rules) or when the split fails.
 pub(super) fn index_split(path: &Path, options: &IndexOptions) -> Result<Option<FileIndex>> {
-    let Some((file, threads)) = open_split(path, options)? else {
-        return Ok(None);
-    };
-    let chunk = chunk_len(file.len(), threads);
-    Ok(run_split(path, &file, options, chunk, threads))
+    split::index_split(path, options, |file, chunk, threads| {
+        Ok(run_split(path, file, options, chunk, threads))
+    })
 }
 
 /// Where the header walk found the rows.
@@ -88,16 +86,42 @@ fn walk_heads(file: &FileBytes, stride: u64, chunk: usize) -> Option<Heads> {
     })
 }
 
-/// What the scan of one range found.
-struct Part {
-    cols: Columns,
-    nested: bool,
-    rows: u64,
+/// The ranges of a MessagePack file for [`split::scan_join`]: each read row by row as a
+/// whole file is ([`observe_row`]); the checkpoints come from the header walk
+/// ([`walk_heads`]), so the ranges note no record starts.
+struct Ranges<'a> {
+    data: &'a [u8],
+    /// The first byte of the first row.
+    start: usize,
+    wanted: &'a StatsColumns,
 }
 
-impl RangePart for Part {
-    fn rows(&self) -> u64 {
-        self.rows
+impl RangeScanner for Ranges<'_> {
+    /// True when the range holds nested values.
+    type Extra = bool;
+
+    const PLACES: bool = false;
+
+    fn scan(&self, r: Range<usize>, _lazy: bool) -> Option<Scanned<bool>> {
+        // The first range holds the outer array's header, if any.
+        let from = if r.start == 0 { self.start } else { r.start };
+        let mut c = Cursor {
+            data: self.data,
+            pos: from,
+        };
+        let (mut cols, mut nested, mut rows) = (Columns::default(), false, 0);
+        let mut text = Vec::new();
+        while c.pos < r.end {
+            observe_row(&mut c, &mut cols, self.wanted, &mut text, &mut nested).ok()?;
+            rows += 1;
+        }
+        (c.pos == r.end).then_some(Scanned {
+            cols,
+            rows,
+            range: r,
+            samples: Samples::default(),
+            extra: nested,
+        })
     }
 }
 
@@ -113,38 +137,15 @@ pub(super) fn run_split(
     let data: &[u8] = file;
     let wanted = &options.stats;
     let heads = walk_heads(file, options.stride, chunk)?;
-    let scan = |_: usize, r: Range<usize>| -> Option<Part> {
-        // The first range holds the outer array's header, if any.
-        let from = if r.start == 0 { heads.start } else { r.start };
-        let mut c = Cursor { data, pos: from };
-        let (mut cols, mut nested, mut rows) = (Columns::default(), false, 0);
-        let mut text = Vec::new();
-        while c.pos < r.end {
-            observe_row(&mut c, &mut cols, wanted, &mut text, &mut nested).ok()?;
-            rows += 1;
-        }
-        (c.pos == r.end).then_some(Part { cols, nested, rows })
+    let scanner = Ranges {
+        data,
+        start: heads.start,
+        wanted,
     };
-    let mut cols: Option<Columns> = None;
     let mut nested = false;
-    let joined = scan_waves(
-        file,
-        &heads.plan,
-        threads,
-        scan,
-        |_, _| true,
-        |part: Part| {
-            nested |= part.nested;
-            match &mut cols {
-                Some(c) => c.merge(&part.cols, wanted),
-                None => cols = Some(part.cols),
-            }
-            true
-        },
-    );
-    if !joined {
-        return None;
-    }
+    let joined = split::scan_join(&scanner, file, &heads.plan, threads, options, |part, _| {
+        nested |= part.extra;
+    })?;
     let mut blocks: Vec<Block> = heads
         .checkpoints
         .iter()
@@ -158,7 +159,7 @@ pub(super) fn run_split(
             None => nested_schema_and_stats(path, data, heads.start, heads.rows, wanted).ok()?,
         }
     } else {
-        let cols = cols.unwrap_or_default();
+        let cols = joined.cols.unwrap_or_default();
         let stats = (!wanted.is_none()).then(|| cols.stats());
         (cols.schema(), stats)
     };

@@ -11,13 +11,11 @@ use crate::error::Result;
 use crate::locator::{Block, FileIndex, IndexOptions};
 use crate::simd::{CSV, Kernel, Window};
 use crate::text::blocks::{SplitBounds, map_fine, regroup};
-use crate::text::infer::Columns;
 use crate::text::scan::{FileBytes, check_utf8_at};
 use crate::text::skip::skip_records;
 use crate::text::split::{
-    Checkpoints, RangePart, SAMPLE, Samples, chunk_len, csv_record_start, fine_stride,
-    guess_quote_state, nominal_bounds, open_split, prefetch_bounds, quote_parities, ranges,
-    release_around, scan_waves,
+    self, RangeScanner, SAMPLE, Samples, Scanned, chunk_len, csv_record_start, fine_stride,
+    guess_quote_state, nominal_bounds, prefetch_bounds, quote_parities, ranges, release_around,
 };
 
 #[cfg(test)]
@@ -25,14 +23,13 @@ use super::index_bytes;
 use super::{Header, assemble, cr_line_ends, header, scan_body};
 
 /// The index of `path` built on every thread, or `None` when the file is read whole by one
-/// thread: a file [`open_split`] leaves whole, a file of lone carriage
+/// thread: a file [`crate::text::split::open_split`] leaves whole, a file of lone carriage
 /// returns (read from a converted copy), or a split that failed its checks (a wrong guess or
 /// an error in the file, which the sequential scan then reports).
 pub(super) fn index_split(path: &Path, options: &IndexOptions) -> Result<Option<FileIndex>> {
-    let Some((file, threads)) = open_split(path, options)? else {
-        return Ok(None);
-    };
-    index_file(path, &file, options, threads)
+    split::index_split(path, options, |file, _, threads| {
+        index_file(path, file, options, threads)
+    })
 }
 
 /// [`index_split`] over the mapped `file`, split for `threads` threads.
@@ -123,23 +120,6 @@ pub(super) fn plan(
     ranges(starts, data.len())
 }
 
-/// What the scan of one range found.
-struct Part {
-    cols: Columns,
-    /// Checkpoints every [`fine_stride`] rows, bytes absolute.
-    fine: Vec<Block>,
-    rows: u64,
-    range: Range<usize>,
-    /// Its noted record starts and, once placed, its checkpoints.
-    samples: Samples,
-}
-
-impl RangePart for Part {
-    fn rows(&self) -> u64 {
-        self.rows
-    }
-}
-
 /// Scans the ranges of `plan` and joins them; `None` when any range fails its checks.
 pub(super) fn run_plan(
     path: &Path,
@@ -154,110 +134,55 @@ pub(super) fn run_plan(
         stride: fine_stride(options.stride),
         stats: options.stats.clone(),
     };
-    let scan = |_: usize, r: Range<usize>| -> Option<Part> {
-        crate::simd::dispatch(RangeScan {
-            path,
-            data,
-            h,
-            range: r,
-            options: &fine,
-            lazy: true,
-        })
+    let scanner = Ranges {
+        path,
+        data,
+        h,
+        options: &fine,
     };
-    let mut cols: Option<Columns> = None;
-    // The checkpoints of the map's fine stride when it has one, grouped into blocks below.
     let map_fine = map_fine(options.stride);
-    let mut checkpoints = Checkpoints::new(map_fine.unwrap_or(options.stride));
     let mut bounds = SplitBounds::new(options.stride, fine.stride);
-    // Ranges with numbers whose text bounds were left out, for a rescan if needed.
-    let mut deferred: Vec<Range<usize>> = Vec::new();
-    let placer = checkpoints.placer();
-    let place = |part: &mut Part, first: u64| {
-        placer.place(
-            first,
-            part.rows,
-            &mut part.samples,
-            |at, n| match skip_records(data, at, n, h.delim) {
-                Ok((end, done)) if done == n => Some(end),
-                _ => None,
-            },
-        )
-    };
-    let joined = scan_waves(file, plan, threads, scan, place, |mut part: Part| {
-        if part.cols.cols.iter().any(|c| c.deferred()) {
-            deferred.push(part.range.clone());
-        }
-        let part_bounds = std::mem::take(&mut part.cols.block_bounds);
-        bounds.join(
-            checkpoints.rows,
-            &part.fine,
-            part_bounds,
-            part.rows,
-            part.range.end,
-        );
-        match &mut cols {
-            Some(c) => c.merge(&part.cols, &options.stats),
-            None => cols = Some(part.cols),
-        }
-        checkpoints.append(&part.samples, part.rows);
-        true
-    });
-    let mut cols = cols?;
-    if !joined {
-        return None;
-    }
+    let joined = split::scan_join(
+        &scanner,
+        file,
+        plan,
+        threads,
+        options,
+        |part, rows_before| {
+            let part_bounds = std::mem::take(&mut part.cols.block_bounds);
+            bounds.join(
+                rows_before,
+                &part.extra,
+                part_bounds,
+                part.rows,
+                part.range.end,
+            );
+        },
+    )?;
+    let mut cols = joined.cols?;
+    let checkpoints = joined.checkpoints;
     // The fine rows on both sides of a block start: read again for their exact bounds.
     let whole = IndexOptions {
         stride: u64::MAX,
         stats: options.stats.clone(),
     };
+    let exact = Ranges {
+        options: &whole,
+        ..scanner
+    };
     let block_bounds = bounds.finish(&checkpoints.blocks, |r: Range<usize>| {
-        let part = crate::simd::dispatch(RangeScan {
-            path,
-            data,
-            h,
-            range: r.clone(),
-            options: &whole,
-            lazy: true,
-        });
+        let part = exact.scan(r.clone(), true);
         file.release(r);
         Some(part?.cols.block_bounds.pop().unwrap_or_default())
     })?;
-    // Columns that turned Utf8 after numbers whose text bounds were left out: the ranges
-    // that left some out are read again without laziness (rare).
-    if cols.pending_end(data.len()).is_some() {
-        let mut rescan: Option<Columns> = None;
-        let lazy_scan = |_: usize, r: Range<usize>| {
-            crate::simd::dispatch(RangeScan {
-                path,
-                data,
-                h,
-                range: r,
-                options: &fine,
-                lazy: false,
-            })
-        };
-        let ok = scan_waves(
-            file,
-            &deferred,
-            threads,
-            lazy_scan,
-            |_, _| true,
-            |part| {
-                match &mut rescan {
-                    Some(c) => c.merge(&part.cols, &options.stats),
-                    None => rescan = Some(part.cols),
-                }
-                true
-            },
-        );
-        if !ok {
-            return None;
-        }
-        if let Some(r) = &rescan {
-            cols.join_pending(r);
-        }
-    }
+    split::rescan_pending(
+        &scanner,
+        file,
+        &mut cols,
+        &joined.deferred,
+        threads,
+        &options.stats,
+    )?;
     let h = Header {
         format: h.format,
         delim: h.delim,
@@ -267,6 +192,40 @@ pub(super) fn run_plan(
     let rows = checkpoints.rows;
     let (blocks, _) = regroup(checkpoints.blocks, Vec::new(), options.stride, map_fine);
     Some(assemble(h, &cols, blocks, block_bounds, rows, data.len(), options).1)
+}
+
+/// The ranges of a delimited file for [`split::scan_join`]: each scanned by the loop of a
+/// whole file ([`scan_body`]) with `options`, records skipped by
+/// [`crate::text::skip::skip_records`].
+#[derive(Clone, Copy)]
+struct Ranges<'a> {
+    path: &'a Path,
+    data: &'a [u8],
+    h: &'a Header,
+    options: &'a IndexOptions,
+}
+
+impl RangeScanner for Ranges<'_> {
+    /// The range's checkpoints every [`fine_stride`] rows, bytes absolute.
+    type Extra = Vec<Block>;
+
+    fn scan(&self, range: Range<usize>, lazy: bool) -> Option<Scanned<Vec<Block>>> {
+        crate::simd::dispatch(RangeScan {
+            path: self.path,
+            data: self.data,
+            h: self.h,
+            range,
+            options: self.options,
+            lazy,
+        })
+    }
+
+    fn skip(&self, at: usize, n: u64) -> Option<usize> {
+        match skip_records(self.data, at, n, self.h.delim) {
+            Ok((end, done)) if done == n => Some(end),
+            _ => None,
+        }
+    }
 }
 
 /// The scan of one range, run by [`crate::simd::dispatch`] over this CPU's window masks.
@@ -280,10 +239,10 @@ struct RangeScan<'a> {
 }
 
 impl Kernel<CSV> for RangeScan<'_> {
-    type Output = Option<Part>;
+    type Output = Option<Scanned<Vec<Block>>>;
 
     #[inline(always)]
-    fn run<W: Window<CSV>>(self) -> Option<Part> {
+    fn run<W: Window<CSV>>(self) -> Option<Scanned<Vec<Block>>> {
         let Range { start, end } = self.range;
         // The first range holds the header: it is read from the file's start, so its bytes
         // are already absolute.
@@ -310,12 +269,12 @@ impl Kernel<CSV> for RangeScan<'_> {
         for b in &mut fine {
             b.first_byte = b.first_byte.map(|x| x + base as u64);
         }
-        Some(Part {
+        Some(Scanned {
             cols,
-            fine,
             rows,
             range: start..end,
             samples: Samples::new(samples, base),
+            extra: fine,
         })
     }
 }

@@ -27,32 +27,30 @@ use crate::locator::{FileIndex, IndexOptions, Stats, StatsColumns};
 use crate::simd::{JSON, Kernel, Window};
 use crate::stats::StatsBuilder;
 use crate::text::blocks::{map_fine, regroup};
-use crate::text::infer::{Columns, null_to_utf8};
+use crate::text::infer::null_to_utf8;
 use crate::text::rowread::finish_blocks;
 use crate::text::scan::{FileBytes, array_next, bom_len, json_value_end, skip_ws};
 use crate::text::split::{
-    Checkpoints, RangePart, SAMPLE, Samples, chunk_len, fine_stride, line_start, nominal_bounds,
-    open_split, prefetch_bounds, ranges, release_around, scan_waves,
+    self, RangeScanner, SAMPLE, Samples, Scanned, fine_stride, line_start, nominal_bounds,
+    prefetch_bounds, ranges, release_around,
 };
 
 /// The index of the JSON file `path` built on every thread, or `None` when it is read whole
 /// by one thread (see [`crate::formats::csv`]'s split for the same rules; an array whose
 /// elements are not objects, or that has fewer than two, is read whole too).
 pub(super) fn index_split(path: &Path, options: &IndexOptions) -> Result<Option<FileIndex>> {
-    let Some((file, threads)) = open_split(path, options)? else {
-        return Ok(None);
-    };
-    let lay = layout(path, &file);
-    let chunk = chunk_len(file.len(), threads);
-    prefetch_bounds(&file, &nominal_bounds(file.len(), 0, chunk));
-    let plan = match lay {
-        Layout::Lines => plan(&file, chunk),
-        Layout::Array(open) => match array_plan(&file, open, chunk) {
-            Some(plan) => plan,
-            None => return Ok(None),
-        },
-    };
-    Ok(run_plan(path, &file, lay, options, &plan, threads))
+    split::index_split(path, options, |file, chunk, threads| {
+        let lay = layout(path, file);
+        prefetch_bounds(file, &nominal_bounds(file.len(), 0, chunk));
+        let plan = match lay {
+            Layout::Lines => plan(file, chunk),
+            Layout::Array(open) => match array_plan(file, open, chunk) {
+                Some(plan) => plan,
+                None => return Ok(None),
+            },
+        };
+        Ok(run_plan(path, file, lay, options, &plan, threads))
+    })
 }
 
 /// The ranges of an array file for nominal ranges of `chunk` bytes; `None` when its first
@@ -119,21 +117,46 @@ pub(super) fn plan(file: &FileBytes, chunk: usize) -> Vec<Range<usize>> {
     ranges(starts, data.len())
 }
 
-/// What the scan of one range found.
-struct Part {
-    cols: Columns,
-    rows: u64,
+/// What the scan of a range of a JSON file finds besides its columns, rows and record starts.
+struct Walked {
     nested: bool,
     /// The byte walk of the range's nested lines, when it took every row of the range.
     walked: Option<Inferrer>,
-    range: Range<usize>,
-    /// Its noted record starts and, once placed, its checkpoints.
-    samples: Samples,
 }
 
-impl RangePart for Part {
-    fn rows(&self) -> u64 {
-        self.rows
+/// The ranges of a JSON file for [`split::scan_join`]: each scanned as a whole file is
+/// ([`scan_values_walk`]), elements or lines skipped for the checkpoints.
+struct Ranges<'a> {
+    path: &'a Path,
+    data: &'a [u8],
+    lay: Layout,
+    options: &'a IndexOptions,
+}
+
+impl RangeScanner for Ranges<'_> {
+    type Extra = Walked;
+
+    fn scan(&self, range: Range<usize>, lazy: bool) -> Option<Scanned<Walked>> {
+        crate::simd::dispatch(RangeScan {
+            path: self.path,
+            data: self.data,
+            lay: self.lay,
+            range,
+            options: self.options,
+            lazy,
+        })
+    }
+
+    fn skip(&self, at: usize, n: u64) -> Option<usize> {
+        if let Layout::Array(_) = self.lay {
+            return skip_elements(self.data, at, n);
+        }
+        let (pos, got) = skip_lines(self.data, at, n);
+        if got != n {
+            return None;
+        }
+        // A checkpoint is the first byte of its line's value.
+        Some(next_line(self.data, pos).map_or(pos, |(s, _)| s))
     }
 }
 
@@ -148,10 +171,10 @@ struct RangeScan<'a> {
 }
 
 impl Kernel<JSON> for RangeScan<'_> {
-    type Output = Option<Part>;
+    type Output = Option<Scanned<Walked>>;
 
     #[inline(always)]
-    fn run<W: Window<JSON>>(self) -> Option<Part> {
+    fn run<W: Window<JSON>>(self) -> Option<Scanned<Walked>> {
         let Range { start, end } = self.range;
         let part = ArrayPart {
             first: start == 0,
@@ -194,13 +217,12 @@ impl Kernel<JSON> for RangeScan<'_> {
             SAMPLE,
         )
         .ok()?;
-        Some(Part {
+        Some(Scanned {
             cols,
             rows,
-            nested,
-            walked,
             range: start..end,
             samples: Samples::new(samples, base),
+            extra: Walked { nested, walked },
         })
     }
 }
@@ -219,88 +241,34 @@ pub(super) fn run_plan(
         stride: fine_stride(options.stride),
         stats: options.stats.clone(),
     };
-    let scan = |lazy: bool| {
-        let fine = &fine;
-        move |_: usize, r: Range<usize>| {
-            crate::simd::dispatch(RangeScan {
-                path,
-                data,
-                lay,
-                range: r,
-                options: fine,
-                lazy,
-            })
-        }
+    let scanner = Ranges {
+        path,
+        data,
+        lay,
+        options: &fine,
     };
-    let mut cols: Option<Columns> = None;
     let mut nested = false;
-    // The checkpoints of the map's fine stride when it has one, grouped into blocks below.
-    let map_fine = map_fine(options.stride);
-    let mut checkpoints = Checkpoints::new(map_fine.unwrap_or(options.stride));
-    let mut deferred: Vec<Range<usize>> = Vec::new();
     // Each range's walk, in plan order (the rescan below keeps no walks).
     let mut walks: Vec<Option<Inferrer>> = Vec::with_capacity(plan.len());
-    let placer = checkpoints.placer();
-    let place = |part: &mut Part, first: u64| {
-        placer.place(first, part.rows, &mut part.samples, |at, n| {
-            if let Layout::Array(_) = lay {
-                return skip_elements(data, at, n);
-            }
-            let (pos, got) = skip_lines(data, at, n);
-            if got != n {
-                return None;
-            }
-            // A checkpoint is the first byte of its line's value.
-            Some(next_line(data, pos).map_or(pos, |(s, _)| s))
-        })
-    };
-    let joined = scan_waves(file, plan, threads, scan(true), place, |mut part: Part| {
-        nested |= part.nested;
-        walks.push(part.walked.take());
-        if part.cols.cols.iter().any(|c| c.deferred()) {
-            deferred.push(part.range.clone());
-        }
-        match &mut cols {
-            Some(c) => c.merge(&part.cols, &options.stats),
-            None => cols = Some(part.cols),
-        }
-        checkpoints.append(&part.samples, part.rows);
-        true
-    });
-    if !joined {
-        return None;
-    }
-    let mut cols = cols.unwrap_or_default();
-    let rows = checkpoints.rows;
-    let (mut blocks, _) = regroup(checkpoints.blocks, Vec::new(), options.stride, map_fine);
+    let joined = split::scan_join(&scanner, file, plan, threads, options, |part, _| {
+        nested |= part.extra.nested;
+        walks.push(part.extra.walked.take());
+    })?;
+    let mut cols = joined.cols.unwrap_or_default();
+    let rows = joined.checkpoints.rows;
+    let map_fine = map_fine(options.stride);
+    let (mut blocks, _) = regroup(
+        joined.checkpoints.blocks,
+        Vec::new(),
+        options.stride,
+        map_fine,
+    );
     finish_blocks(&mut blocks, rows, data.len() as u64);
     let wanted = &options.stats;
     let (schema, stats) = if nested {
         nested_schema_and_stats(path, file, lay, plan, walks, wanted, threads)?
     } else {
-        if cols.pending_end(data.len()).is_some() {
-            let mut rescan: Option<Columns> = None;
-            let ok = scan_waves(
-                file,
-                &deferred,
-                threads,
-                scan(false),
-                |_, _| true,
-                |part| {
-                    match &mut rescan {
-                        Some(c) => c.merge(&part.cols, wanted),
-                        None => rescan = Some(part.cols),
-                    }
-                    true
-                },
-            );
-            if !ok {
-                return None;
-            }
-            if let Some(r) = &rescan {
-                cols.join_pending(r);
-            }
-        }
+        split::rescan_pending(&scanner, file, &mut cols, &joined.deferred, threads, wanted)?;
         let stats = (!wanted.is_none()).then(|| cols.stats());
         (cols.schema(), stats)
     };

@@ -21,6 +21,9 @@
 //!    checkpoint of the real stride found from the nearest fine checkpoint before it by
 //!    skipping the records between ([`Checkpoints`]).
 //!
+//! Every row format runs these steps through one pipeline ([`pipeline`]), plugging in its
+//! range scan ([`RangeScanner`]).
+//!
 //! Ranges are scanned in waves of a few per thread, and each range's pages are dropped from
 //! the process's mapping once read ([`FileBytes::release`]), so that the resident set is
 //! O(threads × chunk) whatever the file's size.
@@ -33,6 +36,9 @@ use rayon::prelude::*;
 
 use crate::locator::Block;
 use crate::text::scan::{FileBytes, Prefetcher, skip_empty_lines};
+
+mod pipeline;
+pub(crate) use pipeline::{RangeScanner, Scanned, index_split, rescan_pending, scan_join};
 
 /// Files below this size are indexed by one thread (lake-map already runs files in parallel;
 /// a split of a small file costs more than it saves).
