@@ -14,6 +14,7 @@ mod run;
 pub(crate) mod split;
 pub(crate) use split::fuzz_check;
 mod tok;
+mod walk;
 mod widen;
 mod win;
 
@@ -27,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::locator::{
     BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest, StatsColumns,
 };
-use crate::simd::{JSON, Kernel, MaskCache, Window};
+use crate::simd::{JSON, Kernel, Window};
 use crate::stats::StatsBuilder;
 use crate::text::blocks::{map_fine, regroup};
 use crate::text::infer::{Columns, null_to_utf8};
@@ -35,13 +36,9 @@ use crate::text::rowread::{
     KnownStarts, batch_size, check_stride, end_on_error, finish_blocks, prepare_rows,
     projection_indices, read_batch, schema_for_read, start_block,
 };
-use crate::text::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks};
-use crate::text::scan::{
-    FileBytes, array_next, bom_len, check_utf8, check_utf8_at, json_value_end, skip_ws,
-};
-use run::{Skeleton, run_lines};
+use crate::text::scan::{FileBytes, array_next, bom_len, json_value_end, skip_ws};
 use tok::{ObjError, scan_object_in};
-use win::{Template, compact_line, stream_lines, template_line};
+use walk::{ValueScan, ValuesFound, scan_values_walk};
 
 /// The locator of the JSON family.
 #[derive(Debug, Clone, Copy, Default)]
@@ -232,8 +229,23 @@ fn index_lazy<W: Window<JSON>>(
         stride: fine.unwrap_or(options.stride),
         stats: options.stats.clone(),
     };
-    let (mut cols, blocks, rows, nested, walked, _) =
-        scan_values_walk::<W>(path, data, lay, WHOLE, &scan_options, lazy, true, 0)?;
+    let ValuesFound {
+        mut cols,
+        blocks,
+        rows,
+        nested,
+        walked,
+        ..
+    } = scan_values_walk::<W>(&ValueScan {
+        path,
+        data,
+        lay,
+        part: WHOLE,
+        options: &scan_options,
+        lazy,
+        walk: true,
+        sample: 0,
+    })?;
     let (mut blocks, _) = regroup(blocks, Vec::new(), options.stride, fine);
     finish_blocks(&mut blocks, rows, data.len() as u64);
     let (schema, stats) = if nested {
@@ -279,373 +291,17 @@ fn scan_values_as<W: Window<JSON>>(
     options: &IndexOptions,
     lazy: bool,
 ) -> Result<(Columns, Vec<Block>, u64, bool)> {
-    let (cols, blocks, rows, nested, _, _) =
-        scan_values_walk::<W>(path, data, lay, WHOLE, options, lazy, false, 0)?;
-    Ok((cols, blocks, rows, nested))
-}
-
-/// What [`scan_values_walk`] found: columns, checkpoint blocks, rows, whether a nested value
-/// was met, the walk's inference when it took every row, and the sampled row starts.
-type Walked = (
-    Columns,
-    Vec<Block>,
-    u64,
-    bool,
-    Option<fast::Inferrer>,
-    Vec<u64>,
-);
-
-/// Where the byte walk of [`fast`] stands in a scan of nested lines.
-enum WalkState {
-    /// Not started (no nested line yet) or not wanted.
-    Off,
-    /// Every row so far is walked.
-    On(Box<fast::Inferrer>),
-    /// A row the walk does not take: the reference runs after the scan.
-    Dead,
-}
-
-/// Starts the walk of a line file at its first nested line, `data[s..end]`, with the rows
-/// before it.
-fn start_walk(data: &[u8], s: usize, end: usize, wanted: &StatsColumns) -> WalkState {
-    let mut inf = fast::Inferrer::new(wanted);
-    let before = &data[..s];
-    let mut pos = bom_len(data);
-    while let Some((ls, le)) = next_line(before, pos) {
-        if inf.row(data, ls, le).is_none() {
-            return WalkState::Dead;
-        }
-        pos = le + 1;
-    }
-    match inf.row(data, s, end) {
-        Some(()) => WalkState::On(Box::new(inf)),
-        None => WalkState::Dead,
-    }
-}
-
-/// [`scan_values_as`]; with `walk`, nested lines of a line file are read by the byte walk
-/// of [`fast`] (which validates them) instead of being delimited, and the walk's inference
-/// is returned when it took every row. With `sample` > 0, the start of every `sample`-th
-/// row's value from the first is noted too (for a split's placing of checkpoints). An array
-/// is read as `part` says.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn scan_values_walk<W: Window<JSON>>(
-    path: &Path,
-    data: &[u8],
-    lay: Layout,
-    part: ArrayPart,
-    options: &IndexOptions,
-    lazy: bool,
-    walk: bool,
-    sample: u64,
-) -> Result<Walked> {
-    let format = lay.format();
-    let mut walker = WalkState::Off;
-    // Arrays are checked whole; line files line by line below, while each line is hot in
-    // the cache (blank lines are ASCII whitespace), so the file is streamed once.
-    if let Layout::Array(_) = lay {
-        check_utf8(path, format, data)?;
-    }
-    let wanted = &options.stats;
-    let mut cols = Columns::default();
-    if lazy {
-        cols.lazy_text_bounds();
-    }
-    let mut nested = false;
-    let mut blocks: Vec<Block> = Vec::new();
-    let mut rows = 0u64;
-    let stride = options.stride;
-    // The next checkpoint row: a comparison per row instead of a 64-bit division. A shared
-    // cell, so that the streaming reader can be told how many rows are left before it.
-    let next_checkpoint = std::cell::Cell::new(0u64);
-    // The next sampled row (never, without samples), and the row where runs of lines stop:
-    // the next checkpoint or sample.
-    let next_sample = std::cell::Cell::new(if sample > 0 { 0 } else { u64::MAX });
-    let next_stop = || next_checkpoint.get().min(next_sample.get());
-    let mut samples: Vec<u64> = Vec::new();
-    // True when a block starts here.
-    let checkpoint = |blocks: &mut Vec<Block>, samples: &mut Vec<u64>, rows: u64, at: usize| {
-        if rows == next_sample.get() {
-            next_sample.set(rows + sample);
-            samples.push(at as u64);
-        }
-        let starts = rows == next_checkpoint.get();
-        if starts {
-            next_checkpoint.set(rows + stride);
-            blocks.push(Block::checkpoint(blocks.len() as u64, rows, at as u64));
-        }
-        starts
-    };
-    let full = data;
-    match lay {
-        Layout::Lines => {
-            let mut pos = bom_len(data);
-            // Lines ending by `ascii_to` are known ASCII; lines ending by `lines_to` are
-            // checked one by one. ASCII is checked a block at a time (a long slice checks
-            // several times faster per byte than many short ones, and stays in the cache for
-            // the scan); a block that is not all ASCII is checked line by line instead, so
-            // that a bad byte is still named exactly.
-            const ASCII_BLOCK: usize = 1 << 16;
-            let mut ascii_to = 0;
-            let mut lines_to = 0;
-            let mut cache = MaskCache::<JSON>::new();
-            let mut template = Template::default();
-            // Lines before the streaming reader is tried again after it read none.
-            let mut stream_pause = 0u32;
-            // Runs of lines that change no column's type (see `run`), tried as the gate
-            // says (`rowshape::RunGate`); with statistics, their values are folded into the
-            // columns of the template's members, `members`.
-            let runs = W::RUNS;
-            let mut shapes = ShapeMasks::new(0);
-            let mut members: Vec<(usize, usize)> = Vec::new();
-            let mut run_scratch = RunScratch::default();
-            let mut skeleton = Skeleton::default();
-            // The template generation the skeleton and the masks' width are of.
-            let mut learned = None;
-            let mut gate = RunGate::new(true);
-            loop {
-                if runs && !nested && template.active() && rows < next_stop() && gate.open() {
-                    if gate.take_stale() || learned != Some(template.generation()) {
-                        let slots = template.slots();
-                        if learned != Some(template.generation()) {
-                            shapes.set_width(slots.len());
-                            skeleton.learn(slots);
-                            members.clear();
-                            members.extend(slots.iter().enumerate().map(|(k, s)| {
-                                // Past the comma, or past `}`, the line feed and `{`.
-                                (s.col, if k == 0 { 3 } else { 1 } + s.len)
-                            }));
-                            learned = Some(template.generation());
-                        }
-                        shapes.update_from(slots.iter().filter_map(|s| cols.cols.get(s.col)));
-                    }
-                    let left = next_stop() - rows;
-                    let mut values = (!wanted.is_none()).then(|| {
-                        RunValues::members(&mut cols.cols, &members, &mut run_scratch, pos)
-                    });
-                    let run = run_lines::<W>(data, pos, &skeleton, &shapes, left, values.as_mut());
-                    gate.tried(run.rows);
-                    if run.rows > 0 {
-                        if run.high {
-                            check_utf8_at(path, format, data, pos, run.end)?;
-                        }
-                        rows += run.rows;
-                        pos = run.end;
-                        continue;
-                    }
-                }
-                gate.read_otherwise();
-                // Runs of lines that repeat the template are streamed block by block, up to
-                // the line that starts the next checkpoint block (read below, which notes it),
-                // unless runs are being tried: then one line at a time is read here, so that
-                // runs resume at the next line.
-                if W::ENABLED
-                    && !(runs && gate.open())
-                    && !nested
-                    && template.active()
-                    && rows < next_stop()
-                {
-                    if stream_pause == 0 {
-                        let left = next_stop() - rows;
-                        let (end, n) =
-                            stream_lines::<W>(path, format, data, pos, left, &template, &mut cols)?;
-                        rows += n;
-                        pos = end;
-                        if n == 0 {
-                            stream_pause = STREAM_PAUSE;
-                        }
-                    } else {
-                        stream_pause -= 1;
-                    }
-                }
-                // Compact flat lines are read from window masks: by the member names of the
-                // previous line when they repeat, else member by member.
-                let compact = if nested || !W::ENABLED {
-                    None
-                } else if template.active()
-                    && let Some(done) =
-                        template_line::<W>(data, pos, &mut cache, &mut cols, &template)
-                {
-                    template.hit();
-                    Some(done)
-                } else {
-                    let order = &mut template.order;
-                    let done = compact_line::<W>(data, pos, &mut cache, &mut cols, wanted, order);
-                    if template.learning() {
-                        template.missed();
-                        if done.is_some() {
-                            template.learn(&cols);
-                        }
-                    }
-                    done
-                };
-                if let Some((nl, high)) = compact {
-                    // Non-ASCII bytes are checked as the general path does (the same error).
-                    if high {
-                        check_utf8_at(path, format, data, pos, nl)?;
-                    }
-                    // The line is already observed: a column that turned in it must be
-                    // read again up to its end.
-                    if checkpoint(&mut blocks, &mut samples, rows, pos) {
-                        cols.mark_pending(nl + 1);
-                    }
-                    rows += 1;
-                    pos = nl + 1;
-                    continue;
-                }
-                // A nested line that starts at once is walked with no search for its end.
-                if nested
-                    && data.get(pos) == Some(&b'{')
-                    && let WalkState::On(w) = &mut walker
-                {
-                    if let Some(end) = w.line(data, pos) {
-                        if checkpoint(&mut blocks, &mut samples, rows, pos) {
-                            cols.mark_pending(pos);
-                        }
-                        rows += 1;
-                        pos = end + 1;
-                        continue;
-                    }
-                    // Read again below, by the reference path.
-                    walker = WalkState::Dead;
-                }
-                let Some((s, end)) = next_line(data, pos) else {
-                    break;
-                };
-                // A walked line is a UTF-8 object with only blanks after it: what the
-                // checks and the delimiting below accept.
-                let walked = match &mut walker {
-                    WalkState::On(w) if nested => {
-                        let ok = w.row(data, s, end).is_some();
-                        if !ok {
-                            walker = WalkState::Dead;
-                        }
-                        ok
-                    }
-                    _ => false,
-                };
-                if !walked && end > ascii_to {
-                    if end > lines_to {
-                        let block_end = (s + ASCII_BLOCK).min(data.len()).max(end);
-                        if data[s..block_end].is_ascii() {
-                            ascii_to = block_end;
-                        } else {
-                            lines_to = block_end;
-                        }
-                    }
-                    if end > ascii_to && !data[s..end].is_ascii() {
-                        check_utf8_at(path, format, data, s, end)?;
-                    }
-                }
-                if checkpoint(&mut blocks, &mut samples, rows, s) {
-                    cols.mark_pending(pos);
-                }
-                if !walked {
-                    let line = &data[..end];
-                    let was_nested = nested;
-                    let v_end = observe_value(
-                        path,
-                        format,
-                        line,
-                        full,
-                        s,
-                        rows,
-                        &mut cols,
-                        wanted,
-                        &mut nested,
-                    )?;
-                    if skip_ws(line, v_end) != end {
-                        return Err(syntax(
-                            path,
-                            format,
-                            v_end,
-                            "unexpected bytes after the row's value",
-                            rows,
-                        ));
-                    }
-                    if walk && nested && !was_nested {
-                        walker = start_walk(data, s, end, wanted);
-                    }
-                }
-                rows += 1;
-                pos = end + 1;
-            }
-        }
-        Layout::Array(open) => {
-            let never_closes = |row| {
-                syntax(
-                    path,
-                    format,
-                    data.len(),
-                    &format!("the array opened at byte {open} never closes"),
-                    row,
-                )
-            };
-            let mut p = if part.first {
-                skip_ws(data, open + 1)
-            } else {
-                0
-            };
-            let close = if part.first && data.get(p) == Some(&b']') {
-                Some(p)
-            } else {
-                loop {
-                    if p >= data.len() {
-                        if part.last {
-                            return Err(never_closes(rows));
-                        }
-                        // A range of a split array, which ends past a separator.
-                        break None;
-                    }
-                    checkpoint(&mut blocks, &mut samples, rows, p);
-                    let end = observe_value(
-                        path,
-                        format,
-                        data,
-                        full,
-                        p,
-                        rows,
-                        &mut cols,
-                        wanted,
-                        &mut nested,
-                    )
-                    .map_err(|e| match e {
-                        Error::Malformed {
-                            offset: Some(at), ..
-                        } if at >= data.len() as u64 => never_closes(rows),
-                        other => other,
-                    })?;
-                    rows += 1;
-                    match array_next(data, end) {
-                        Ok(Some(n)) => p = n,
-                        Ok(None) => break Some(skip_ws(data, end)),
-                        Err(at) if at >= data.len() => return Err(never_closes(rows)),
-                        Err(at) => {
-                            return Err(syntax(path, format, at, "expected ',' or ']'", rows));
-                        }
-                    }
-                }
-            };
-            if let Some(close) = close {
-                let after = skip_ws(data, close + 1);
-                if after < data.len() || !part.last {
-                    return Err(syntax(
-                        path,
-                        format,
-                        after,
-                        "unexpected bytes after the array",
-                        rows,
-                    ));
-                }
-            }
-        }
-    }
-    let walked = match walker {
-        WalkState::On(w) if nested && lay == Layout::Lines => Some(*w),
-        _ => None,
-    };
-    Ok((cols, blocks, rows, nested, walked, samples))
+    let found = scan_values_walk::<W>(&ValueScan {
+        path,
+        data,
+        lay,
+        part: WHOLE,
+        options,
+        lazy,
+        walk: false,
+        sample: 0,
+    })?;
+    Ok((found.cols, found.blocks, found.rows, found.nested))
 }
 
 /// Calls `f(start, end)` for every row value of the file (structural walk, no validation

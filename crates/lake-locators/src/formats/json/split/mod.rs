@@ -21,7 +21,8 @@ use arrow_schema::{DataType, Schema, SchemaRef};
 use rayon::prelude::*;
 
 use super::fast::Inferrer;
-use super::{ArrayPart, Layout, layout, next_line, scan_values_walk, skip_lines};
+use super::walk::{ValueScan, scan_values_walk};
+use super::{ArrayPart, Layout, layout, next_line, skip_lines};
 use crate::error::Result;
 use crate::locator::{FileIndex, IndexOptions, Stats, StatsColumns};
 use crate::simd::{JSON, Kernel, Window};
@@ -206,23 +207,26 @@ impl Kernel<JSON> for RangeScan<'_> {
         };
         // Nested lines are walked here, while the range is hot in the cache, instead of
         // being delimited now and read again for the schema.
-        let (cols, _, rows, nested, walked, samples) = scan_values_walk::<W>(
-            self.path,
-            slice,
+        let found = scan_values_walk::<W>(&ValueScan {
+            path: self.path,
+            data: slice,
             lay,
             part,
-            self.options,
-            self.lazy,
-            true,
-            SAMPLE,
-        )
+            options: self.options,
+            lazy: self.lazy,
+            walk: true,
+            sample: SAMPLE,
+        })
         .ok()?;
         Some(Scanned {
-            cols,
-            rows,
+            cols: found.cols,
+            rows: found.rows,
             range: start..end,
-            samples: Samples::new(samples, base),
-            extra: Walked { nested, walked },
+            samples: Samples::new(found.samples, base),
+            extra: Walked {
+                nested: found.nested,
+                walked: found.walked,
+            },
         })
     }
 }
