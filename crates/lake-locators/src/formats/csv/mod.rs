@@ -21,7 +21,6 @@ use crate::simd::{CSV, Kernel, MaskCache, Window};
 use crate::text::blocks::{BlockBounds, attach_stats, map_fine, regroup};
 use crate::text::infer::{ColumnInfer, Columns};
 use crate::text::rowread::{check_stride, finish_blocks, projection_indices};
-use crate::text::rowshape::{RunGate, RunScratch, RunValues, ShapeMasks, stream_records};
 use crate::text::scan::{
     FileBytes, ScanError, bom_len, check_utf8_at, from_bit, quoted_end, skip_empty_lines,
     unescape_into, zero_bytes,
@@ -641,191 +640,8 @@ fn scan_records<W: Window<CSV>>(
     // UTF-8 is checked record by record as the scan goes (only records that may hold
     // non-ASCII bytes), so the file is streamed once.
     check_utf8_at(path, h.format, data, 0, h.body)?;
-    let (cols, blocks, row, _) = scan_body::<W>(path, data, &h, h.body, options, lazy, 0)?;
-    Ok((h, cols, blocks, row))
-}
-
-/// The records of `data` from the record start `start` on (a whole file after its header
-/// `h`, or one range of a file split at record starts, see [`split`]): inferred columns,
-/// checkpoint blocks (sizes not filled in; bytes relative to `data`), row count, and with
-/// `sample` > 0 the start of every `sample`-th record from the first (for a split's
-/// placing of checkpoints, which then skips fewer than `sample` records to each).
-#[inline(always)]
-fn scan_body<W: Window<CSV>>(
-    path: &Path,
-    data: &[u8],
-    h: &Header,
-    start: usize,
-    options: &IndexOptions,
-    lazy: bool,
-    sample: u64,
-) -> Result<(Columns, Vec<Block>, u64, Vec<u64>)> {
-    // Grows when a record has more fields than the header (see [`widen`]).
-    let mut ncols = h.names.len();
-    let mut cols = Columns::with_names(&h.names, &options.stats);
-    if lazy {
-        cols.lazy_text_bounds();
-    }
-    let stride = options.stride;
-    let mut blocks: Vec<Block> = Vec::new();
-    let mut row = 0u64;
-    let mut scratch = Vec::new();
-    let mut cuts = [0usize; MAX_CUTS];
-    let mut cache = MaskCache::<CSV>::new();
-    // Runs of records that fit their columns' types (see `rowshape`).
-    let mut shapes = ShapeMasks::new(ncols);
-    if W::RUNS {
-        shapes.update(&cols.cols);
-    }
-    let mut gate = RunGate::new(false);
-    // The fields of runs, for the statistics of the columns that gather them (a column added
-    // by a wider record may gather them when no header column does: repeated header names,
-    // or statistics asked for an added column only).
-    let mut tracked = cols.cols.iter().any(ColumnInfer::tracks);
-    let mut run_scratch = RunScratch::default();
-    // Numeric bounds per block (see `text::blocks`).
-    let per_block = !options.stats.is_none();
-    let mut pos = skip_empty_lines(data, start);
-    // A countdown instead of `row % stride`: a 64-bit division per row is measurable here.
-    let mut until_checkpoint = 0u64;
-    let mut samples: Vec<u64> = Vec::new();
-    // Counts down to the next sample (never, without samples).
-    let mut until_sample = if sample > 0 { 0 } else { u64::MAX };
-    while pos < data.len() {
-        if until_sample == 0 {
-            until_sample = sample;
-            samples.push(pos as u64);
-        }
-        if until_checkpoint == 0 {
-            until_checkpoint = stride;
-            cols.mark_pending(pos);
-            if per_block && !blocks.is_empty() {
-                let b = cols.flush_block();
-                cols.block_bounds.push(b);
-            }
-            blocks.push(Block::checkpoint(blocks.len() as u64, row, pos as u64));
-        }
-        // Runs of records that change no column's type are counted, not classified.
-        if shapes.enabled && gate.open() {
-            if gate.take_stale() {
-                shapes.update(&cols.cols);
-            }
-            let mut values =
-                tracked.then(|| RunValues::delimited(&mut cols.cols, &mut run_scratch, pos));
-            let run = stream_records::<W>(
-                data,
-                pos,
-                h.delim,
-                &mut cache,
-                &shapes,
-                until_checkpoint.min(until_sample),
-                values.as_mut(),
-            );
-            gate.tried(run.rows);
-            if run.rows > 0 {
-                if run.high {
-                    check_utf8_at(path, h.format, data, pos, run.end)?;
-                }
-                row += run.rows;
-                until_checkpoint -= run.rows;
-                until_sample -= run.rows;
-                pos = skip_empty_lines(data, run.end);
-                continue;
-            }
-        }
-        // Most records are short and hold no quote: their fields and number shapes come
-        // from the window masks at the record start.
-        let window = match cache.window::<W>(data, pos, h.delim) {
-            Some(m) if m[NEWLINE] != 0 => {
-                record_in_window(path, h.format, data, pos, &m, &mut cols.cols)?
-            }
-            Some(_) => long_record::<W>(
-                path,
-                h.format,
-                data,
-                pos,
-                h.delim,
-                &mut cache,
-                &mut cols.cols,
-            )?
-            .map(|end| (end, ncols)),
-            None => None,
-        };
-        let observe = |i: usize, text: &[u8], escaped: bool| {
-            if i >= cols.cols.len() {
-                widen(&mut cols, &h.names, i + 1, &options.stats);
-            }
-            if let Some(c) = cols.cols.get_mut(i) {
-                if escaped {
-                    // A field with doubled quotes is never a number or a boolean.
-                    if c.tracks() {
-                        unescape_into(text, &mut scratch);
-                        c.text(&scratch);
-                    } else {
-                        c.text(b"");
-                    }
-                } else {
-                    c.observe_text_field(text);
-                }
-            }
-        };
-        // Otherwise, without a quote, the line end is found once and the line split with a
-        // word-at-a-time delimiter scan; a record with a quote takes the general path.
-        let (end, n) = match window {
-            Some(done) => done,
-            None => match scan_plain_record(data, pos, h.delim, &mut cuts) {
-                Some((line_end, ncuts, non_ascii)) => {
-                    if non_ascii {
-                        check_utf8_at(path, h.format, data, pos, line_end)?;
-                    }
-                    // Fields are passed as ranges of the whole buffer, so that numbers can be
-                    // checked a word at a time.
-                    let mut prev = pos;
-                    let mut last = line_end;
-                    if last > prev && data[last - 1] == b'\r' {
-                        last -= 1;
-                    }
-                    if ncuts + 1 > cols.cols.len() {
-                        widen(&mut cols, &h.names, ncuts + 1, &options.stats);
-                    }
-                    let bounds = cuts[..ncuts].iter().copied().chain(std::iter::once(last));
-                    for (c, cut) in cols.cols.iter_mut().zip(bounds) {
-                        c.observe_field_at(data, prev, cut);
-                        prev = cut + 1;
-                    }
-                    ((line_end + 1).min(data.len()), ncuts + 1)
-                }
-                None => {
-                    let (end, n) = split_record(data, pos, h.delim, observe)
-                        .map_err(|e| field_error(path, h.format, e, Some(row)))?;
-                    check_utf8_at(path, h.format, data, pos, end)?;
-                    (end, n)
-                }
-            },
-        };
-        // A record of fewer fields has nulls in the columns after its last (nothing to
-        // observe); one of more fields has added columns: runs now read records of that width.
-        debug_assert!(n <= cols.cols.len());
-        if cols.cols.len() != ncols {
-            ncols = cols.cols.len();
-            tracked = cols.cols.iter().any(ColumnInfer::tracks);
-            shapes.set_width(ncols);
-            if W::RUNS {
-                shapes.update(&cols.cols);
-            }
-        }
-        gate.read_otherwise();
-        row += 1;
-        until_checkpoint -= 1;
-        until_sample -= 1;
-        pos = skip_empty_lines(data, end);
-    }
-    if per_block && !blocks.is_empty() {
-        let b = cols.flush_block();
-        cols.block_bounds.push(b);
-        cols.fold_blocks();
-    }
-    Ok((cols, blocks, row, samples))
+    let body = scan_body::<W>(path, data, &h, h.body, options, lazy, 0)?;
+    Ok((h, body.cols, body.blocks, body.rows))
 }
 
 /// A delimited file opened for reading: its bytes, header, schema (the stored one, or
@@ -940,6 +756,9 @@ impl Locator for DelimitedLocator {
         take::read_rows(path, request, TextEncoding::Utf8)
     }
 }
+
+mod body;
+use body::scan_body;
 
 mod read;
 use read::read_file;

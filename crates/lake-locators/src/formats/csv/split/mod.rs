@@ -2,7 +2,7 @@
 //! [`crate::text::split`] for the plan and why the result is exactly a sequential scan's):
 //! ranges start at the first line feed outside quotes after each nominal boundary, the quote
 //! state coming from a parity pass; each range is scanned by the same loop as a whole file
-//! ([`scan_body`]) and must end, without an error, on the line feed before the next range.
+//! ([`super::body::scan_body`]) and must end, without an error, on the line feed before the next range.
 
 use std::ops::Range;
 use std::path::Path;
@@ -18,9 +18,10 @@ use crate::text::split::{
     guess_quote_state, nominal_bounds, prefetch_bounds, quote_parities, ranges, release_around,
 };
 
+use super::body::scan_body;
 #[cfg(test)]
 use super::index_bytes;
-use super::{Header, assemble, cr_line_ends, header, scan_body};
+use super::{Header, assemble, cr_line_ends, header};
 
 /// The index of `path` built on every thread, or `None` when the file is read whole by one
 /// thread: a file [`crate::text::split::open_split`] leaves whole, a file of lone carriage
@@ -256,7 +257,7 @@ impl Kernel<CSV> for RangeScan<'_> {
         if end < self.data.len() && self.data.get(end.wrapping_sub(1)) != Some(&b'\n') {
             return None;
         }
-        let (cols, mut fine, rows, samples) = scan_body::<W>(
+        let body = scan_body::<W>(
             self.path,
             slice,
             self.h,
@@ -266,14 +267,15 @@ impl Kernel<CSV> for RangeScan<'_> {
             SAMPLE,
         )
         .ok()?;
+        let mut fine = body.blocks;
         for b in &mut fine {
             b.first_byte = b.first_byte.map(|x| x + base as u64);
         }
         Some(Scanned {
-            cols,
-            rows,
+            cols: body.cols,
+            rows: body.rows,
             range: start..end,
-            samples: Samples::new(samples, base),
+            samples: Samples::new(body.samples, base),
             extra: fine,
         })
     }
