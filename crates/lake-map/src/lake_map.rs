@@ -10,10 +10,13 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 
+#[path = "rebuild.rs"]
+mod rebuild;
 #[path = "text_column.rs"]
 mod text_column;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lake_locators::{Block, Stats};
+pub(crate) use rebuild::EntryFrom;
 use serde_json::Value;
 pub(crate) use text_column::{ChunkDecoder, TextColumn};
 
@@ -153,6 +156,20 @@ impl Entry<'_> {
             })
             .transpose()
     }
+}
+
+/// What [`LakeMap::head`] reads of an entry.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EntryHead<'a> {
+    pub(crate) path: &'a str,
+    pub(crate) format: &'a str,
+    pub(crate) size_bytes: u64,
+    pub(crate) mtime_ms: i64,
+    pub(crate) row_count: u64,
+    pub(crate) first_global_row: u64,
+    pub(crate) has_blake3: bool,
+    pub(crate) has_stats: bool,
+    pub(crate) has_schema: bool,
 }
 
 /// Where a global row lives: the entry index, the row within the file, and its block.
@@ -346,8 +363,6 @@ impl LakeMap {
             }
             Ok(arr.clone())
         };
-        // The JSON columns are kept as bytes: the loader decodes them as Binary so that their
-        // UTF-8 is checked per entry when read, not for the whole map at load time.
         // The JSON columns are kept as bytes: the loader decodes them as Binary so that their
         // UTF-8 is checked per entry when read, not for the whole map at load time. A loaded
         // schema-3 map hands them in `json`, decoded chunk by chunk on first use.
@@ -579,6 +594,34 @@ impl LakeMap {
         }
     }
 
+    /// Entry `i`'s fields that an update compares with the file, without reading its
+    /// blocks, statistics or schema (whose presence is known from the map file's metadata
+    /// for most record batches). Panics when out of range, like slice indexing.
+    pub(crate) fn head(&self, i: usize) -> EntryHead<'_> {
+        let c = &self.cols;
+        EntryHead {
+            path: c.path.value(i),
+            format: c.format.value(i),
+            size_bytes: c.size_bytes.value(i) as u64,
+            mtime_ms: c.mtime_ms.value(i),
+            row_count: c.row_count.value(i) as u64,
+            first_global_row: c.first_global_row.value(i) as u64,
+            has_blake3: !c.blake3.is_null(i),
+            has_stats: !c.stats_json.is_null(i),
+            has_schema: !c.schema_json.is_null(i),
+        }
+    }
+
+    /// The dictionary of the `schema_json` column when it is dictionary-encoded.
+    pub(crate) fn schema_dictionary(&self) -> Option<arrow_array::BinaryArray> {
+        self.cols.schema_json.dictionary_values()
+    }
+
+    /// The `path` column (map order).
+    pub(crate) fn paths(&self) -> &StringArray {
+        &self.cols.path
+    }
+
     /// Every entry in map order.
     pub fn entries(&self) -> impl ExactSizeIterator<Item = Entry<'_>> + '_ {
         (0..self.total_files()).map(|i| self.entry(i))
@@ -738,89 +781,6 @@ impl ParsedBlocks {
             .rev()
             .find(|b| b.row_count > 0)
             .filter(holds)
-    }
-}
-
-/// Where an entry of a map rebuilt by [`LakeMap::rebuilt`] comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum EntryFrom {
-    /// Entry `index` of the old map, with the file's current mtime.
-    Old {
-        /// Its index in the old map.
-        index: usize,
-        /// The mtime to store.
-        mtime_ms: i64,
-    },
-    /// Entry `.0` of the new entries.
-    New(usize),
-}
-
-impl LakeMap {
-    /// The map whose entries are, in order, those `from` names: entries of this map (with a
-    /// new mtime) or of `fresh`, with `first_global_row` renumbered. Built column by column
-    /// from this map's columns, without an owned copy of each entry, as an update that keeps
-    /// most entries does. `None` when the two do not have the same columns (an `etag`
-    /// column on one side only).
-    pub(crate) fn rebuilt(&self, from: &[EntryFrom], fresh: &[MapEntry]) -> Result<Option<Self>> {
-        let arrow = |source| Error::Arrow {
-            path: self.root.clone(),
-            source,
-        };
-        let old = self.to_record_batch()?;
-        let new = entries_to_batch(fresh, &self.config)?;
-        if old.schema().fields().len() != new.schema().fields().len() {
-            return Ok(None);
-        }
-        let picks: Vec<(usize, usize)> = from
-            .iter()
-            .map(|f| match *f {
-                EntryFrom::Old { index, .. } => (0, index),
-                EntryFrom::New(j) => (1, j),
-            })
-            .collect();
-        let mut columns = Vec::with_capacity(old.num_columns());
-        for (k, field) in old.schema().fields().iter().enumerate() {
-            let column: ArrayRef = match field.name().as_str() {
-                "mtime_ms" => Arc::new(Int64Array::from_iter_values(from.iter().map(
-                    |f| match *f {
-                        EntryFrom::Old { mtime_ms, .. } => mtime_ms,
-                        EntryFrom::New(j) => fresh[j].mtime_ms,
-                    },
-                ))),
-                _ => arrow_select::interleave::interleave(
-                    &[old.column(k).as_ref(), new.column(k).as_ref()],
-                    &picks,
-                )
-                .map_err(arrow)?,
-            };
-            columns.push(column);
-        }
-        // Renumber the first rows: the running sum of the row counts.
-        let (Ok(rows_at), Ok(first_at)) = (
-            old.schema().index_of("row_count"),
-            old.schema().index_of("first_global_row"),
-        ) else {
-            return Ok(None);
-        };
-        let Some(rows) = columns[rows_at].as_primitive_opt::<Int64Type>() else {
-            return Ok(None);
-        };
-        let mut next = 0i64;
-        let firsts = Int64Array::from_iter_values(rows.values().iter().map(|&r| {
-            let at = next;
-            next = next.saturating_add(r);
-            at
-        }));
-        columns[first_at] = Arc::new(firsts);
-        let batch = RecordBatch::try_new(old.schema(), columns).map_err(arrow)?;
-        Self::from_batch(
-            &self.root,
-            self.config.clone(),
-            MAP_SCHEMA,
-            batch,
-            &self.root,
-        )
-        .map(Some)
     }
 }
 

@@ -21,6 +21,7 @@ pub mod map_file;
 pub mod read;
 pub mod show;
 pub mod source;
+mod splice;
 pub mod update;
 
 pub use config::{DEFAULT_STRIDE, Fingerprint, MapConfig, TextEncoding};

@@ -58,6 +58,35 @@ pub fn write_map(map: &LakeMap) -> Result<PathBuf> {
 /// directory is written, flushed and fsynced, renamed over `path`, and the directory is
 /// fsynced, so a reader sees the old complete map or the new complete map, never a torn one.
 pub fn write_map_to(map: &LakeMap, path: &Path) -> Result<()> {
+    publish(path, |tmp| write_tmp(map, tmp).map(Some)).map(|_| ())
+}
+
+/// Writes `bytes`, a whole map file, to `path` atomically, as [`write_map_to`] does, once the
+/// map they hold loads for the lake at `root` and passes `check`; `None` (and nothing
+/// written) when it does not.
+pub(crate) fn write_bytes_checked(
+    root: &Path,
+    path: &Path,
+    bytes: &[u8],
+    check: impl FnOnce(&LakeMap) -> bool,
+) -> Result<Option<LakeMap>> {
+    publish(path, |tmp| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(tmp)
+            .map_err(|e| Error::io(tmp, e))?;
+        file.write_all(bytes).map_err(|e| Error::io(tmp, e))?;
+        file.sync_all().map_err(|e| Error::io(tmp, e))?;
+        // The map stays mapped from the file's inode, which the rename keeps.
+        Ok(load_map_file(root, tmp).ok().filter(|m| check(m)))
+    })
+}
+
+/// Runs `write` on a temporary file in `path`'s directory and, when it returns a value,
+/// renames the file over `path` and fsyncs the directory; the temporary file is removed
+/// otherwise.
+fn publish<T>(path: &Path, write: impl FnOnce(&Path) -> Result<Option<T>>) -> Result<Option<T>> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -72,17 +101,28 @@ pub fn write_map_to(map: &LakeMap, path: &Path) -> Result<()> {
         std::process::id(),
         TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
-    let result = write_tmp(map, &tmp).and_then(|()| {
+    let result = write(&tmp).and_then(|value| {
+        if value.is_none() {
+            return Ok(None);
+        }
         fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
         // The rename is durable only once the directory entry is on disk.
         File::open(&dir)
             .and_then(|d| d.sync_all())
-            .map_err(|e| Error::io(&dir, e))
+            .map_err(|e| Error::io(&dir, e))?;
+        Ok(value)
     });
-    if result.is_err() {
+    if !matches!(result, Ok(Some(_))) {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// The IPC options of the map files the writer stores.
+pub(crate) fn write_options() -> std::result::Result<IpcWriteOptions, arrow_schema::ArrowError> {
+    IpcWriteOptions::default()
+        .try_with_compression(Some(MAP_COMPRESSION.0))
+        .and_then(|o| o.try_with_compression_level(Some(MAP_COMPRESSION.1)))
 }
 
 fn write_tmp(map: &LakeMap, tmp: &Path) -> Result<()> {
@@ -97,10 +137,7 @@ fn write_tmp(map: &LakeMap, tmp: &Path) -> Result<()> {
     };
     let batch = file_layout(map.to_record_batch()?).map_err(arrow)?;
     let schema = batch.schema();
-    let options = IpcWriteOptions::default()
-        .try_with_compression(Some(MAP_COMPRESSION.0))
-        .and_then(|o| o.try_with_compression_level(Some(MAP_COMPRESSION.1)))
-        .map_err(arrow)?;
+    let options = write_options().map_err(arrow)?;
     let mut writer =
         FileWriter::try_new_with_options(BufWriter::new(file), &schema, options).map_err(arrow)?;
     let n = batch.num_rows();
@@ -286,10 +323,11 @@ fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<Decoded> {
     let mut batches = Vec::new();
     // The record batches' blocks, for the JSON columns' later reads.
     let mut blocks = Vec::new();
+    let mut null_counts: Vec<Vec<usize>> = vec![Vec::new(); lazy.len()];
     if let Some(list) = footer.recordBatches() {
         for block in list {
             let buf = block_buf(block)?;
-            check_compressed_lengths(block, &buf, path)?;
+            let nodes = check_compressed_lengths(block, &buf, path)?;
             let batch = decoders[0].read_record_batch(block, &buf).map_err(|e| {
                 Error::invalid(
                     path,
@@ -297,6 +335,10 @@ fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<Decoded> {
                 )
             })?;
             if let Some(batch) = batch {
+                // The JSON columns' null counts (flat schema: one field node per column).
+                for (k, &i) in lazy.iter().enumerate() {
+                    null_counts[k].push(nodes.get(i).copied().unwrap_or(usize::MAX));
+                }
                 batches.push(batch);
                 blocks.push((*block, buf));
             }
@@ -329,9 +371,15 @@ fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<Decoded> {
             });
             decode
         });
+        let mut counts = null_counts.into_iter();
         let mut next = |nullable| {
-            cols.next()
-                .map(|d| TextColumn::lazy(Arc::clone(&starts), d, nullable))
+            let column = cols
+                .next()
+                .map(|d| TextColumn::lazy(Arc::clone(&starts), d, nullable));
+            match counts.next() {
+                Some(c) => column.map(|col| col.with_null_counts(c)),
+                None => column,
+            }
         };
         match (next(false), next(true), next(true)) {
             (Some(row_groups_json), Some(stats_json), Some(schema_json)) => Some(LazyJson {
@@ -348,7 +396,13 @@ fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<Decoded> {
 /// Refuses a compressed buffer whose stated uncompressed length is out of reach of its
 /// compressed bytes (over 1,024 times them, and over 1 MiB): arrow-ipc allocates that length
 /// before it decompresses, so a damaged length would abort the process instead of failing.
-fn check_compressed_lengths(block: &arrow_ipc::Block, buf: &Buffer, path: &Path) -> Result<()> {
+/// Returns the null count of each field node of a record batch (empty for another message),
+/// as its metadata states it.
+fn check_compressed_lengths(
+    block: &arrow_ipc::Block,
+    buf: &Buffer,
+    path: &Path,
+) -> Result<Vec<usize>> {
     let bytes = buf.as_slice();
     let damaged =
         |what: &str| Error::invalid(path, format!("message at byte {}: {what}", block.offset()));
@@ -369,9 +423,23 @@ fn check_compressed_lengths(block: &arrow_ipc::Block, buf: &Buffer, path: &Path)
         }
         _ => None,
     };
-    let Some(batch) = batch else { return Ok(()) };
+    let Some(batch) = batch else {
+        return Ok(Vec::new());
+    };
+    let null_counts: Vec<usize> = match message.header_type() {
+        arrow_ipc::MessageHeader::RecordBatch => batch
+            .nodes()
+            .map(|nodes| {
+                nodes
+                    .iter()
+                    .map(|n| usize::try_from(n.null_count()).unwrap_or(usize::MAX))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
     if batch.compression().is_none() {
-        return Ok(());
+        return Ok(null_counts);
     }
     let body = &bytes[meta..];
     for b in batch.buffers().into_iter().flatten() {
@@ -398,7 +466,7 @@ fn check_compressed_lengths(block: &arrow_ipc::Block, buf: &Buffer, path: &Path)
             )));
         }
     }
-    Ok(())
+    Ok(null_counts)
 }
 
 /// The schema the decoder uses: a schema-3 map's JSON columns read as Binary (same layout as

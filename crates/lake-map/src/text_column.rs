@@ -97,6 +97,10 @@ pub(crate) struct TextColumn {
     chunks: Arc<[OnceLock<Chunk>]>,
     decode: Option<ChunkDecoder>,
     nullable: bool,
+    /// The null count of each chunk as the map file's record batch metadata states it, so
+    /// that whether a row is null is known without decoding its chunk when the chunk has no
+    /// nulls or only nulls.
+    null_counts: Option<Arc<[usize]>>,
 }
 
 impl std::fmt::Debug for TextColumn {
@@ -121,6 +125,7 @@ impl TextColumn {
             chunks: Arc::from(vec![cell]),
             decode: None,
             nullable,
+            null_counts: None,
         })
     }
 
@@ -133,6 +138,54 @@ impl TextColumn {
             chunks: (0..n).map(|_| OnceLock::new()).collect(),
             decode: Some(decode),
             nullable,
+            null_counts: None,
+        }
+    }
+
+    /// The same column, with the null count of each chunk as the map file states it
+    /// (ignored unless there is one per chunk).
+    pub(crate) fn with_null_counts(mut self, counts: Vec<usize>) -> TextColumn {
+        if counts.len() == self.chunks.len() {
+            self.null_counts = Some(Arc::from(counts));
+        }
+        self
+    }
+
+    /// True when row `i` is null. A chunk the map file states to have no nulls, or only
+    /// nulls, is not decoded. Panics when out of range, like slice indexing.
+    pub(crate) fn is_null(&self, i: usize) -> bool {
+        assert!(i < self.len(), "row {i} of {}", self.len());
+        let c = self.chunk_of(i);
+        if let Some(counts) = &self.null_counts {
+            let rows = self.starts[c + 1] - self.starts[c];
+            match counts[c] {
+                0 => return false,
+                n if n == rows => return true,
+                _ => {}
+            }
+        }
+        self.chunk(c).get(i - self.starts[c]).is_none()
+    }
+
+    /// The dictionary values of a dictionary-encoded column (those of its first chunk: the
+    /// map file holds one dictionary per column), `None` for a plain column or a damaged
+    /// chunk.
+    pub(crate) fn dictionary_values(&self) -> Option<BinaryArray> {
+        if self.chunks.is_empty() {
+            return None;
+        }
+        match self.chunk(0) {
+            Chunk::Dict { values, .. } => Some(values.clone()),
+            _ => None,
+        }
+    }
+
+    /// The chunk holding row `i`.
+    fn chunk_of(&self, i: usize) -> usize {
+        if self.chunks.len() == 1 {
+            0
+        } else {
+            self.starts.partition_point(|&s| s <= i) - 1
         }
     }
 
@@ -168,11 +221,7 @@ impl TextColumn {
     /// indexing.
     pub(crate) fn get(&self, i: usize) -> Option<&[u8]> {
         assert!(i < self.len(), "row {i} of {}", self.len());
-        let c = if self.chunks.len() == 1 {
-            0
-        } else {
-            self.starts.partition_point(|&s| s <= i) - 1
-        };
+        let c = self.chunk_of(i);
         self.chunk(c).get(i - self.starts[c])
     }
 

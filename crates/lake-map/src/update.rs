@@ -32,6 +32,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use arrow_array::Array;
+
 use rayon::prelude::*;
 
 use crate::config::{Fingerprint, MapConfig};
@@ -42,7 +44,7 @@ use crate::discovery::{DiscoveredFile, discover, resolve_map_path};
 use crate::error::{Error, Result};
 use crate::handlers::HandlerRegistry;
 use crate::lake_map::{Entry, EntryFrom, LakeMap, MapEntry, assign_first_global_rows};
-use crate::map_file::{MAP_SCHEMA, load_map, write_map};
+use crate::map_file::{MAP_SCHEMA, load_map, write_bytes_checked, write_map, write_options};
 
 /// Everything [`update_map_with`] needs besides the root.
 #[derive(Clone, Default)]
@@ -175,23 +177,24 @@ pub fn update_map_with(root: &Path, options: &UpdateOptions) -> Result<UpdateRep
         Ok(_) => {}
     }
     let cancel = options.cancel.as_deref();
-    let old = load_map(root)?;
+    // The map is loaded while the lake is walked: neither needs the other.
+    let (old, found) = rayon::join(|| load_map(root), || discover(root, &options.registry));
+    let old = old?;
     let config = old.config().clone();
     config.validate()?;
-    let found = discover(root, &options.registry)?;
+    let found = found?;
 
-    let old_index: HashMap<&str, usize> = old.entries().map(|e| (e.path, e.index)).collect();
     let mut seen = vec![false; old.total_files()];
-    let plans: Vec<Plan> = found
-        .files
-        .iter()
-        .map(|f| {
-            let Some(&i) = old_index.get(f.path.as_str()) else {
+    let plans: Vec<Plan> = old_entries_of(&old, &found.files)
+        .into_iter()
+        .zip(&found.files)
+        .map(|(i, f)| {
+            let Some(i) = i else {
                 return Plan::Index(None);
             };
             seen[i] = true;
-            let e = old.entry(i);
-            if !reusable(&e, f, &config, old.map_schema()) || f.size_bytes != e.size_bytes {
+            let e = old.head(i);
+            if !reusable(&old, i, f, &config) || f.size_bytes != e.size_bytes {
                 return Plan::Index(Some(i));
             }
             match config.fingerprint {
@@ -241,7 +244,7 @@ pub fn update_map_with(root: &Path, options: &UpdateOptions) -> Result<UpdateRep
         && plans
             .iter()
             .zip(&found.files)
-            .all(|(p, f)| matches!(p, Plan::Keep(i) if old.entry(*i).mtime_ms == f.mtime_ms));
+            .all(|(p, f)| matches!(p, Plan::Keep(i) if old.head(*i).mtime_ms == f.mtime_ms));
     if unchanged {
         return Ok(UpdateReport {
             kept: old.total_files(),
@@ -307,6 +310,20 @@ pub fn update_map_with(root: &Path, options: &UpdateOptions) -> Result<UpdateRep
             (_, None) => {}
         }
     }
+    if !options.dry_run
+        && let Some(map) = write_spliced(root, &old, &from, &fresh)?
+    {
+        return Ok(UpdateReport {
+            map,
+            created: false,
+            added,
+            modified,
+            removed,
+            kept,
+            failures,
+            elapsed: started.elapsed(),
+        });
+    }
     let map = match old.rebuilt(&from, &fresh)? {
         Some(map) => map,
         None => {
@@ -336,6 +353,44 @@ pub fn update_map_with(root: &Path, options: &UpdateOptions) -> Result<UpdateRep
     })
 }
 
+/// Writes the updated map by splicing the old map file ([`crate::splice`]): its record
+/// batches of kept entries copied, the others encoded again. The file is published only
+/// once it loads with the entries `from` names (paths, sizes, mtimes and row counts) and the
+/// old configuration; `None` when the old file cannot be spliced or the result does not
+/// check, and nothing is written then.
+fn write_spliced(
+    root: &Path,
+    old: &LakeMap,
+    from: &[EntryFrom],
+    fresh: &[MapEntry],
+) -> Result<Option<LakeMap>> {
+    let Ok(options) = write_options() else {
+        return Ok(None);
+    };
+    let Some(bytes) = crate::splice::spliced(old, from, fresh, &options) else {
+        return Ok(None);
+    };
+    let expected = |f: &EntryFrom| match *f {
+        EntryFrom::Old { index, mtime_ms } => {
+            let e = old.head(index);
+            (e.path, e.size_bytes, mtime_ms, e.row_count)
+        }
+        EntryFrom::New(j) => {
+            let e = &fresh[j];
+            (e.path.as_str(), e.size_bytes, e.mtime_ms, e.row_count)
+        }
+    };
+    let check = |map: &LakeMap| {
+        map.total_files() == from.len()
+            && map.config() == old.config()
+            && from.iter().enumerate().all(|(i, f)| {
+                let e = map.head(i);
+                expected(f) == (e.path, e.size_bytes, e.mtime_ms, e.row_count)
+            })
+    };
+    write_bytes_checked(root, &resolve_map_path(root), &bytes, check)
+}
+
 /// No map yet: create one with `new_config`; every file is added.
 fn create_instead(root: &Path, options: &UpdateOptions, started: Instant) -> Result<UpdateReport> {
     let created = create_map_with(
@@ -362,22 +417,49 @@ fn create_instead(root: &Path, options: &UpdateOptions, started: Instant) -> Res
     })
 }
 
-/// True when `e` holds what indexing `f` with `config` would store apart from the
-/// fingerprint: the handler discovery picks now produces its format (and stores no blocks
-/// if it is dynamic), and the entry has the schema, statistics and digest the options ask
-/// for.
-fn reusable(e: &Entry<'_>, f: &DiscoveredFile, config: &MapConfig, map_schema: u32) -> bool {
+/// The index in `old` of each discovered file's entry, if it has one. Both lists are in
+/// path order (discovery sorts, and so does every writer of a map), so one merge pass pairs
+/// them; a map whose paths are not strictly increasing is matched through a hash table.
+fn old_entries_of(old: &LakeMap, files: &[DiscoveredFile]) -> Vec<Option<usize>> {
+    let paths = old.paths();
+    let n = paths.len();
+    let sorted = (1..n).all(|i| paths.value(i - 1) < paths.value(i));
+    if !sorted {
+        let index: HashMap<&str, usize> = (0..n).map(|i| (paths.value(i), i)).collect();
+        return files
+            .iter()
+            .map(|f| index.get(f.path.as_str()).copied())
+            .collect();
+    }
+    let mut j = 0;
+    files
+        .iter()
+        .map(|f| {
+            while j < n && paths.value(j) < f.path.as_str() {
+                j += 1;
+            }
+            (j < n && paths.value(j) == f.path).then_some(j)
+        })
+        .collect()
+}
+
+/// True when entry `i` of `old` holds what indexing `f` with `config` would store apart from
+/// the fingerprint: the handler discovery picks now produces its format (and stores no
+/// blocks if it is dynamic), and the entry has the schema, statistics and digest the
+/// options ask for. Its blocks, statistics and schema are not read (only whether they are
+/// there), unless the handler is dynamic.
+fn reusable(old: &LakeMap, i: usize, f: &DiscoveredFile, config: &MapConfig) -> bool {
+    let e = old.head(i);
     let locator = &f.handler.locator;
     let same_handler = locator.name() == e.format || locator.formats().contains(&e.format);
-    let blocks_ok = !f.handler.dynamic || e.row_groups_json == "[]";
-    let stats_ok = e.stats_json.is_some() != config.stats_columns.is_none();
-    let digest_ok = (config.fingerprint == Fingerprint::Blake3) == e.blake3.is_some();
-    map_schema == MAP_SCHEMA
+    let stats_ok = e.has_stats != config.stats_columns.is_none();
+    let digest_ok = (config.fingerprint == Fingerprint::Blake3) == e.has_blake3;
+    old.map_schema() == MAP_SCHEMA
         && same_handler
-        && blocks_ok
         && stats_ok
         && digest_ok
-        && e.schema_json.is_some()
+        && e.has_schema
+        && (!f.handler.dynamic || old.entry(i).row_groups_json == "[]")
 }
 
 /// The old entry as this update stores it: as read, with the file's current mtime.

@@ -320,3 +320,41 @@ fn a_cancelled_update_writes_nothing() {
     assert!(!resolve_map_path(root).exists());
     assert_eq!(leftovers(root), Vec::<String>::new());
 }
+
+/// A map of several record batches (2,048 entries each): an update that adds rows to the
+/// first file and adds files copies the record batches it leaves untouched from the old map
+/// file (a window of their compressed bytes is found unchanged in the new file, which is not
+/// what `create` writes), and the map equals the one `create` writes.
+#[test]
+fn untouched_record_batches_are_copied() {
+    let config = configs()[0].clone();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for k in 0..6_500i64 {
+        write(
+            root,
+            &format!("f/{k:05}.lines"),
+            &vec![k; (k % 3 + 1) as usize],
+        );
+    }
+    create(root, &config, true);
+    let old = fs::read(resolve_map_path(root)).unwrap();
+    write(root, "f/00000.lines", &[0, 1, 2, 3]);
+    write(root, "f/03000a.lines", &[5, 6]);
+    write(root, "g/last.lines", &[7]);
+    let (r, indexed) = update(root, false);
+    let r = r.unwrap();
+    assert_eq!(r.modified, ["f/00000.lines"]);
+    assert_eq!(r.added, ["f/03000a.lines", "g/last.lines"]);
+    assert_eq!(indexed, 3);
+    let created = create(root, &config, false);
+    assert_same_map(&r.map, &created);
+    let new = fs::read(resolve_map_path(root)).unwrap();
+    let window = &old[old.len() * 3 / 4..old.len() * 3 / 4 + 1024];
+    assert!(
+        new.windows(window.len()).any(|w| w == window),
+        "the third record batch is copied"
+    );
+    lake_map::write_map(&created).unwrap();
+    assert_ne!(fs::read(resolve_map_path(root)).unwrap(), new);
+}
