@@ -26,6 +26,7 @@ use crate::error::{Error, Result};
 use crate::locator::{BatchIter, Block, FileIndex, IndexOptions, Locator, ReadRequest};
 use crate::stats::StatsBuilder;
 
+mod ranged;
 mod tail;
 
 const FORMAT: &str = "orc";
@@ -76,13 +77,7 @@ impl BoundedFile {
         let mut ps = vec![0u8; ps_len as usize];
         file.seek(SeekFrom::Start(len - 1 - ps_len))?;
         file.read_exact(&mut ps)?;
-        match tail::field_numbers(&ps) {
-            Some(fields) if fields.contains(&1) && !fields.contains(&5) => {
-                // Field 5 (metadataLength), varint 0; then the new postscript length.
-                Ok(Some(vec![0x28, 0x00, (ps_len + 2) as u8]))
-            }
-            _ => Ok(None),
-        }
+        Ok(patch_of_postscript(&ps))
     }
 
     /// The real file's length.
@@ -91,6 +86,22 @@ impl BoundedFile {
             Some(t) => self.len + 1 - t.len() as u64,
             None => self.len,
         }
+    }
+}
+
+/// The tail that gives postscript `ps` (without its length byte) a `metadataLength` (field
+/// 5) of 0, replacing the file's last byte, when it has none (see [`BoundedFile`]).
+fn patch_of_postscript(ps: &[u8]) -> Option<Vec<u8>> {
+    let ps_len = ps.len() as u64;
+    if ps_len == 0 || ps_len + 2 > 255 {
+        return None;
+    }
+    match tail::field_numbers(ps) {
+        // Field 5 (metadataLength), varint 0; then the new postscript length.
+        Some(fields) if fields.contains(&1) && !fields.contains(&5) => {
+            Some(vec![0x28, 0x00, (ps_len + 2) as u8])
+        }
+        _ => None,
     }
 }
 
@@ -146,9 +157,9 @@ fn lib(path: &Path, e: impl std::error::Error + Send + Sync + 'static) -> Error 
 }
 
 /// An opened file: read by orc-rust, or one whose top-level type is not a struct.
-enum Opened {
+enum Opened<R = BoundedFile> {
     /// orc-rust's reader, the stripes as blocks and the Arrow schema.
-    Orc(Box<ArrowReaderBuilder<BoundedFile>>, Vec<Block>, SchemaRef),
+    Orc(Box<ArrowReaderBuilder<R>>, Vec<Block>, SchemaRef),
     /// A top-level type that is not a struct (orc-rust asserts on it): counted from the
     /// stripes, one column `value`, reads refused.
     Bare {
@@ -160,8 +171,12 @@ enum Opened {
 
 /// Opens the file and reads its footer; the stripes as blocks and the Arrow schema.
 fn open(path: &Path) -> Result<Opened> {
-    let file = BoundedFile::open(path)?;
-    let len = file.len;
+    open_with(path, BoundedFile::open(path)?)
+}
+
+/// [`open`] over any reader of the file (a remote one: [`ranged`]).
+fn open_with<R: ChunkReader>(path: &Path, file: R) -> Result<Opened<R>> {
+    let len = file.len();
     columnar::guard(path, FORMAT, || {
         // orc-rust asserts that the root type is a struct: other roots are found first.
         if let Some(t) = tail::read_tail(&file).filter(|t| t.root_kind != tail::STRUCT) {
@@ -320,6 +335,16 @@ impl Locator for OrcLocator {
 
     fn formats(&self) -> &[&str] {
         &[FORMAT]
+    }
+
+    fn index_ranged(
+        &self,
+        path: &Path,
+        size: u64,
+        read: &crate::RangeRead,
+        options: &IndexOptions,
+    ) -> Option<Result<FileIndex>> {
+        Some(ranged::index(path, size, read, options))
     }
 
     fn index(&self, path: &Path, options: &IndexOptions) -> Result<FileIndex> {

@@ -221,7 +221,7 @@ pub(super) fn field_numbers(b: &[u8]) -> Option<Vec<u64>> {
 }
 
 /// A protobuf field value.
-enum Val<'a> {
+pub(super) enum Val<'a> {
     Int(u64),
     Bytes(&'a [u8]),
     /// A 64- or 32-bit value (no field read here has one).
@@ -229,7 +229,7 @@ enum Val<'a> {
 }
 
 /// The fields of a protobuf message in order, or `None` when it does not parse.
-fn fields(mut b: &[u8]) -> Option<Vec<(u64, Val<'_>)>> {
+pub(super) fn fields(mut b: &[u8]) -> Option<Vec<(u64, Val<'_>)>> {
     let mut out = Vec::new();
     while !b.is_empty() {
         let key = read_varint(&mut b)?;
