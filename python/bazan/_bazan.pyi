@@ -193,10 +193,11 @@ def sql(
     threads: Optional[int] = None,
     trust_map: bool = False,
     workers: Optional[List[str]] = None,
-) -> pa.Table:
+    stream: bool = False,
+) -> Union[pa.Table, pa.RecordBatchReader]:
     """Runs ``query`` over ``tables`` (name -> Lake, path or Arrow stream object); answers
     from the map are checked fresh unless ``trust_map``; ``workers`` runs it on ``bazan
-    worker`` processes."""
+    worker`` processes; ``stream`` returns a reader of the running query's batches."""
     ...
 
 def run_cli(args: List[str]) -> int:

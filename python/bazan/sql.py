@@ -7,7 +7,12 @@
 A lake table has the lake's unified schema plus ``_gid`` (the global row) and ``_path``;
 ``count(*)`` comes from the map without reading a file (each file checked unchanged
 first), filters on ``_gid`` and ``_path`` read only the blocks and files they name, and
-min/max statistics skip files.
+min/max statistics skip files. Strings of lake tables and ``_path`` come back as
+``string_view`` (Arrow's string views, the type the query computes in).
+
+``stream=True`` returns a ``pyarrow.RecordBatchReader`` instead of a table: its batches
+come as the query produces them, so a query over a large lake is read in the memory of a
+few batches.
 """
 
 from os import PathLike
@@ -27,9 +32,14 @@ def sql(
     threads: Optional[int] = None,
     trust_map: bool = False,
     workers: Optional[Sequence[str]] = None,
+    stream: bool = False,
     **tables: Any,
-) -> pa.Table:
-    """Runs ``query`` and returns its rows as a ``pyarrow.Table``.
+) -> Union[pa.Table, pa.RecordBatchReader]:
+    """Runs ``query`` and returns its rows as a ``pyarrow.Table``, or with ``stream=True``
+    as a ``pyarrow.RecordBatchReader`` whose batches come as the query produces them (the
+    query is planned, and a bad query raises, before it returns; an error of the run, such
+    as a file changed since it was mapped, is raised by the reader as pyarrow's
+    ``ArrowException`` naming the file; Ctrl-C takes effect between batches).
 
     Each keyword names a table: a :class:`bazan.lake.LakeMap`, a path (a lake directory
     with a map, or a ``.tsfile`` — a TsFile with several tables is registered as
@@ -64,6 +74,8 @@ def sql(
         resolved[name] = value
     if not isinstance(trust_map, bool):
         raise TypeError(f"trust_map must be a bool, not {type(trust_map).__name__}")
+    if not isinstance(stream, bool):
+        raise TypeError(f"stream must be a bool, not {type(stream).__name__}")
     if workers is not None:
         if isinstance(workers, str) or not all(isinstance(w, str) for w in workers):
             raise TypeError("workers must be a sequence of str")
@@ -71,5 +83,5 @@ def sql(
         if not workers:
             raise ValueError("workers must name at least one worker")
     return _bazan.sql(
-        query, resolved, threads=threads, trust_map=trust_map, workers=workers
+        query, resolved, threads=threads, trust_map=trust_map, workers=workers, stream=stream
     )

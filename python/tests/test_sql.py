@@ -26,6 +26,22 @@ def test_count_and_gid_ranges_match_the_lake(shared_lake):
     assert got.column("_path").to_pylist() == [str(p) for p in want.column("_path").to_pylist()]
 
 
+def test_stream_returns_the_rows_of_the_table(shared_lake):
+    m = shared_lake
+    query = "select _gid, _path from lake where _gid < 5000 order by _gid"
+    table = bazan.sql(query, lake=m)
+    reader = bazan.sql(query, lake=m, stream=True)
+    assert isinstance(reader, pa.RecordBatchReader)
+    assert reader.schema == table.schema
+    assert table.schema.field("_path").type == pa.string_view()
+    streamed = pa.Table.from_batches(list(reader), schema=table.schema)
+    assert streamed.equals(table)
+    with pytest.raises(ValueError):
+        bazan.sql("selec 1", stream=True)
+    with pytest.raises(TypeError):
+        bazan.sql("select 1", stream=1)  # type: ignore[arg-type]
+
+
 def test_paths_tsfiles_and_arrow_streams(shared_lake):
     root = shared_lake.root
     by_path = bazan.sql("select count(*) as n from l", l=root)

@@ -79,24 +79,30 @@ pub(crate) fn run(a: SqlArgs) -> anyhow::Result<Outcome> {
         };
         session.register_path(name, path.as_ref())?;
     }
-    let out = session.sql_counted(&a.query)?;
-    for note in &out.notes {
+    let mut rows = session.sql_stream(&a.query)?;
+    for note in rows.notes() {
         eprintln!("note: {note}");
     }
-    let (schema, batches) = (out.schema, out.batches);
+    // Each batch is written as it comes: the first rows print while the query still runs,
+    // and a `select *` of a large lake holds a few batches, not its result.
+    let schema = rows.schema();
     let stdout = io::stdout().lock();
     let format = match a.format {
         SqlFormat::Arrow => {
-            let written = (|| -> Result<(), bazan::ArrowError> {
-                let mut w = bazan::ipc::StreamWriter::try_new(io::BufWriter::new(stdout), &schema)?;
-                for b in &batches {
-                    w.write(b)?;
+            let mut w = bazan::ipc::StreamWriter::try_new(io::BufWriter::new(stdout), &schema)?;
+            while let Some(batch) = rows.next_batch() {
+                match w.write(&batch?) {
+                    Ok(()) => {}
+                    Err(bazan::ArrowError::IoError(_, e)) => return quiet_broken_pipe(e),
+                    Err(e) => return Err(e.into()),
                 }
+            }
+            let finished = (|| -> Result<(), bazan::ArrowError> {
                 w.finish()?;
                 w.into_inner()?.flush()?;
                 Ok(())
             })();
-            return match written {
+            return match finished {
                 Ok(()) => Ok(Outcome::Ok),
                 Err(bazan::ArrowError::IoError(_, e)) => quiet_broken_pipe(e),
                 Err(e) => Err(e.into()),
@@ -107,11 +113,8 @@ pub(crate) fn run(a: SqlArgs) -> anyhow::Result<Outcome> {
         SqlFormat::Csv => Format::Csv,
     };
     let mut w = RowWriter::new(format, io::BufWriter::new(stdout));
-    if batches.is_empty() {
-        w.write_batch(&bazan::RecordBatch::new_empty(schema))?;
-    }
-    for b in &batches {
-        if let Err(e) = w.write_batch(b) {
+    while let Some(batch) = rows.next_batch() {
+        if let Err(e) = w.write_batch(&batch?) {
             return quiet_broken_pipe(e);
         }
     }

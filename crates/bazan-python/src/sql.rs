@@ -1,11 +1,13 @@
 //! `bazan.sql(query, **tables)`: SQL over lakes, TsFiles and Arrow streams through the SQL
-//! front end (`bazan-sql`, Apache DataFusion), with the GIL released while it runs.
+//! front end (`bazan-sql`, Apache DataFusion), with the GIL released while it runs; with
+//! `stream=True` a `pyarrow.RecordBatchReader` over the running query instead of a table.
 
 use std::path::PathBuf;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use pyo3_arrow::PyRecordBatchReader;
 use pyo3_arrow::input::AnyRecordBatch;
 
 use crate::blocking::{self, OnInterrupt};
@@ -19,6 +21,12 @@ enum Source {
     Stream(Box<dyn arrow_array::RecordBatchReader + Send>),
 }
 
+/// What a query returns: all its rows, or the stream of a running query.
+enum Output {
+    Rows(arrow_schema::SchemaRef, Vec<arrow_array::RecordBatch>),
+    Stream(bazan_sql::SqlStream),
+}
+
 /// A SQL error as a facade error: a query that does not parse or plan is an invalid argument
 /// (Python's `ValueError`), lake and TsFile errors keep their kind.
 fn facade_error(e: bazan_sql::Error) -> bazan::Error {
@@ -30,9 +38,10 @@ fn facade_error(e: bazan_sql::Error) -> bazan::Error {
 }
 
 /// Runs `query` over `tables` (name → `Lake`, a path to a lake or a `.tsfile`, or any object
-/// with `__arrow_c_stream__`) and returns a `pyarrow.Table`.
+/// with `__arrow_c_stream__`) and returns a `pyarrow.Table`, or with `stream` a
+/// `pyarrow.RecordBatchReader` whose batches come as the query produces them.
 #[pyfunction]
-#[pyo3(signature = (query, tables, *, threads=None, trust_map=false, workers=None))]
+#[pyo3(signature = (query, tables, *, threads=None, trust_map=false, workers=None, stream=false))]
 pub(crate) fn sql<'py>(
     py: Python<'py>,
     query: String,
@@ -40,6 +49,7 @@ pub(crate) fn sql<'py>(
     threads: Option<usize>,
     trust_map: bool,
     workers: Option<Vec<String>>,
+    stream: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let mut sources = Vec::with_capacity(tables.len());
     for (name, value) in tables.iter() {
@@ -66,7 +76,7 @@ pub(crate) fn sql<'py>(
         ),
         None => None,
     };
-    let (schema, batches, notes) = blocking::run(py, OnInterrupt::Leave, None, move || {
+    let (output, notes) = blocking::run(py, OnInterrupt::Leave, None, move || {
         let mut session = match (cluster, threads) {
             (Some(c), t) => {
                 let t = t
@@ -86,8 +96,13 @@ pub(crate) fn sql<'py>(
             }
             .map_err(facade_error)?;
         }
+        if stream {
+            let rows = session.sql_stream(&query).map_err(facade_error)?;
+            let notes = rows.notes().to_vec();
+            return Ok((Output::Stream(rows), notes));
+        }
         let out = session.sql_counted(&query).map_err(facade_error)?;
-        Ok((out.schema, out.batches, out.notes))
+        Ok((Output::Rows(out.schema, out.batches), out.notes))
     })?;
     for note in notes {
         let text = std::ffi::CString::new(note.replace('\0', " "))
@@ -99,7 +114,12 @@ pub(crate) fn sql<'py>(
             1,
         )?;
     }
-    to_table(py, schema, batches)
+    match output {
+        Output::Rows(schema, batches) => to_table(py, schema, batches),
+        // pyarrow reads the stream with the GIL released; an error of the run (a file changed
+        // since it was mapped) is raised by pyarrow with the message naming the file.
+        Output::Stream(rows) => PyRecordBatchReader::new(Box::new(rows)).into_pyarrow(py),
+    }
 }
 
 /// Registers `sql` in the module.

@@ -20,6 +20,7 @@ use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConve
 use serde::{Deserialize, Serialize};
 
 use crate::exec::LakeScanExec;
+use crate::parts::Part;
 use crate::table::LakeTable;
 use crate::tsfile::{TsFileScanExec, TsFileTable};
 
@@ -60,8 +61,8 @@ enum Node {
 struct LakeNode {
     root: PathBuf,
     columns: Vec<String>,
-    /// Per partition: `(file, start, end, blocks)`.
-    partitions: Vec<Vec<(usize, u64, u64, u64)>>,
+    /// The parts of each partition.
+    partitions: Vec<Vec<Part>>,
     /// `(file, path, size, mtime_ms)` of every file the parts read, as the coordinator's
     /// map has them.
     files: Vec<(usize, String, u64, i64)>,
@@ -141,9 +142,9 @@ impl PhysicalExtensionCodec for BazanCodec {
         _proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<()> {
         let encoded = if let Some(scan) = node.downcast_ref::<LakeScanExec>() {
-            let partitions = scan.partitions();
+            let partitions = scan.partitions().to_vec();
             let map = scan.lake().map();
-            let mut files: Vec<usize> = partitions.iter().flatten().map(|p| p.0).collect();
+            let mut files: Vec<usize> = partitions.iter().flatten().map(|p| p.file).collect();
             files.sort_unstable();
             files.dedup();
             Node::Lake(LakeNode {

@@ -1,33 +1,30 @@
 //! `LakeScanExec`: the physical scan of a lake. Each partition is a list of [`Part`]s (local
 //! row ranges of files, cut at block boundaries) read through the facade's
 //! [`bazan::Lake::read_file_rows`], which checks each file's size and mtime against the map
-//! before reading it. A scan that needs no column of the files (only `_gid`, `_path` or row
-//! counts) opens no file at all. Parquet and Arrow IPC parts are decoded on the thread that
-//! polls the partition, other formats on a blocking thread ([`PartsReader`]); when the
-//! table types strings as Utf8View, the facade is asked for views (Parquet decodes them so).
+//! before reading it, in the types the table plans with (strings and `_path` as Utf8View,
+//! [`bazan::ScanOptions::string_views`]). A scan that needs no column of the files (only
+//! `_gid`, `_path` or row counts) opens no file at all: the facade's
+//! [`bazan::Lake::map_rows`] answers it from the map. Parquet and Arrow IPC parts are decoded
+//! on the thread that polls the partition, other formats on a blocking thread
+//! ([`PartsReader`]).
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int64Array, RecordBatch, RecordBatchOptions, StringArray};
-use arrow_schema::{DataType, SchemaRef};
-use bazan::{Lake, LakeReader, ScanOptions};
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use bazan::{GID_COLUMN, Lake, LakeReader, PATH_COLUMN, ScanOptions};
 use datafusion::common::stats::Precision;
-use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result, Statistics};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
-use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::metrics::Count;
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::statistics::StatisticsArgs;
-use datafusion::physical_plan::stream::{
-    RecordBatchReceiverStreamBuilder, RecordBatchStreamAdapter,
-};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 
-use crate::filters::{GID, PATH};
+use crate::leaf::{leaf_plan_methods, leaf_properties, read_on_blocking_thread};
 use crate::parts::Part;
 
 /// Names of the counters every lake scan keeps (per partition, summed by DataFusion).
@@ -68,18 +65,12 @@ impl LakeScanExec {
         } else {
             partitions
         };
-        let props = PlanProperties::new(
-            EquivalenceProperties::new(schema),
-            Partitioning::UnknownPartitioning(partitions.len()),
-            EmissionType::Incremental,
-            Boundedness::Bounded,
-        );
         LakeScanExec {
             lake,
             columns,
+            props: leaf_properties(schema, partitions.len()),
             partitions,
             blocks_total,
-            props: Arc::new(props),
             metrics: ExecutionPlanMetricsSet::new(),
         }
     }
@@ -94,40 +85,19 @@ impl LakeScanExec {
         &self.columns
     }
 
-    /// `(entry index, local row start, local row end, blocks)` of every part of every
-    /// partition: the rows this scan reads.
-    pub fn partitions(&self) -> Vec<Vec<(usize, u64, u64, u64)>> {
-        self.partitions
-            .iter()
-            .map(|p| {
-                p.iter()
-                    .map(|x| (x.file, x.start, x.end, x.blocks))
-                    .collect()
-            })
-            .collect()
+    /// The parts of every partition: the rows this scan reads.
+    pub fn partitions(&self) -> &[Vec<Part>] {
+        &self.partitions
     }
 
     /// The same scan with other partitions (the codec and the distributed planner rebuild
     /// scans this way).
-    pub fn with_partitions(&self, partitions: Vec<Vec<(usize, u64, u64, u64)>>) -> Self {
-        let parts = partitions
-            .into_iter()
-            .map(|p| {
-                p.into_iter()
-                    .map(|(file, start, end, blocks)| Part {
-                        file,
-                        start,
-                        end,
-                        blocks,
-                    })
-                    .collect()
-            })
-            .collect();
+    pub fn with_partitions(&self, partitions: Vec<Vec<Part>>) -> Self {
         LakeScanExec::new(
             Arc::clone(&self.lake),
             self.schema(),
             self.columns.clone(),
-            parts,
+            partitions,
             self.blocks_total,
         )
     }
@@ -185,7 +155,9 @@ impl LakeScanExec {
 
     /// True when the scan reads no column of the files (only virtual columns or counts).
     fn virtual_only(&self) -> bool {
-        self.columns.iter().all(|c| c == GID || c == PATH)
+        self.columns
+            .iter()
+            .all(|c| c == GID_COLUMN || c == PATH_COLUMN)
     }
 }
 
@@ -208,31 +180,7 @@ impl DisplayAs for LakeScanExec {
 }
 
 impl ExecutionPlan for LakeScanExec {
-    fn name(&self) -> &str {
-        "LakeScanExec"
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.props
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        Vec::new()
-    }
-
-    fn apply_expressions(
-        &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
-    ) -> Result<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
-    }
-
-    fn with_new_children(
-        self: Arc<Self>,
-        _children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(self)
-    }
+    leaf_plan_methods!("LakeScanExec");
 
     fn metrics(&self) -> Option<MetricsSet> {
         Some(self.metrics.clone_inner())
@@ -267,10 +215,6 @@ impl ExecutionPlan for LakeScanExec {
             ))
         })?;
         let schema = self.schema();
-        let string_views = schema
-            .fields()
-            .iter()
-            .any(|f| f.data_type() == &DataType::Utf8View);
         let metric =
             |name: &'static str| MetricBuilder::new(&self.metrics).counter(name, partition);
         let inline = self.virtual_only()
@@ -279,10 +223,8 @@ impl ExecutionPlan for LakeScanExec {
                 .all(|p| self.lake.locator(p.file).is_ok_and(|l| l.decodes_inline()));
         let reader = PartsReader {
             lake: Arc::clone(&self.lake),
-            schema: Arc::clone(&schema),
             columns: self.columns.clone(),
             virtual_only: self.virtual_only(),
-            string_views,
             batch_size: context.session_config().batch_size().max(1),
             parts: parts.into(),
             current: None,
@@ -296,17 +238,14 @@ impl ExecutionPlan for LakeScanExec {
                 futures::stream::iter(reader),
             )));
         }
-        let mut builder = RecordBatchReceiverStreamBuilder::new(schema, 2);
-        let tx = builder.tx();
-        builder.spawn_blocking(move || {
+        Ok(read_on_blocking_thread(schema, move |send| {
             for batch in reader {
-                if tx.blocking_send(batch).is_err() {
+                if !send(batch?) {
                     break;
                 }
             }
             Ok(())
-        });
-        Ok(builder.build())
+        }))
     }
 }
 
@@ -318,74 +257,50 @@ impl ExecutionPlan for LakeScanExec {
 /// batches ahead of the consumer: measured faster for CSV and NDJSON.
 struct PartsReader {
     lake: Arc<Lake>,
-    schema: SchemaRef,
     columns: Vec<String>,
     /// Only `_gid`/`_path` (or no column): batches come from the map, no file is opened.
     virtual_only: bool,
-    /// The schema types strings as Utf8View (the table's choice): Parquet decodes them so.
-    string_views: bool,
     batch_size: usize,
     parts: VecDeque<Part>,
-    /// The reader of the part being read, or the next row of a virtual part.
-    current: Option<Current>,
+    /// The reader of the part being read.
+    current: Option<Box<LakeReader>>,
     files_opened: Count,
     blocks_read: Count,
     rows_out: Count,
 }
 
-/// Where a [`PartsReader`] is inside its current part.
-enum Current {
-    File(Box<LakeReader>),
-    Virtual { file: usize, at: u64, end: u64 },
-}
-
 impl PartsReader {
     fn step(&mut self) -> Result<Option<RecordBatch>> {
         loop {
-            match &mut self.current {
-                Some(Current::File(reader)) => match reader.next_batch() {
+            if let Some(reader) = &mut self.current {
+                match reader.next_batch() {
                     Some(batch) => {
-                        let batch = conform(&self.schema, batch.map_err(external)?)?;
+                        let batch = batch.map_err(external)?;
                         self.rows_out.add(batch.num_rows());
                         return Ok(Some(batch));
                     }
                     None => self.current = None,
-                },
-                Some(Current::Virtual { file, at, end }) if *at < *end => {
-                    let n = (*end - *at).min(self.batch_size as u64);
-                    let batch =
-                        virtual_batch(&self.lake, &self.schema, &self.columns, *file, *at, n)?;
-                    *at += n;
-                    self.rows_out.add(n as usize);
-                    return Ok(Some(batch));
                 }
-                Some(Current::Virtual { .. }) => self.current = None,
-                None => {
-                    let Some(part) = self.parts.pop_front() else {
-                        return Ok(None);
-                    };
-                    if self.virtual_only {
-                        self.current = Some(Current::Virtual {
-                            file: part.file,
-                            at: part.start,
-                            end: part.end,
-                        });
-                        continue;
-                    }
-                    let options = ScanOptions {
-                        columns: Some(self.columns.clone()),
-                        batch_size: self.batch_size,
-                        string_views: self.string_views,
-                        ..ScanOptions::default()
-                    };
-                    let reader = self
-                        .lake
-                        .read_file_rows(part.file, part.start..part.end, &options)
-                        .map_err(external)?;
-                    self.files_opened.add(1);
-                    self.blocks_read.add(part.blocks as usize);
-                    self.current = Some(Current::File(Box::new(reader)));
-                }
+            }
+            let Some(part) = self.parts.pop_front() else {
+                return Ok(None);
+            };
+            let options = ScanOptions {
+                columns: Some(self.columns.clone()),
+                batch_size: self.batch_size,
+                string_views: true,
+                ..ScanOptions::default()
+            };
+            let rows = part.start..part.end;
+            let reader = if self.virtual_only {
+                self.lake.map_rows(part.file, rows, &options)
+            } else {
+                self.lake.read_file_rows(part.file, rows, &options)
+            };
+            self.current = Some(Box::new(reader.map_err(external)?));
+            if !self.virtual_only {
+                self.files_opened.add(1);
+                self.blocks_read.add(part.blocks as usize);
             }
         }
     }
@@ -410,57 +325,4 @@ impl Iterator for PartsReader {
 /// A facade error as a DataFusion error (its message names the file).
 pub(crate) fn external(e: bazan::Error) -> DataFusionError {
     DataFusionError::External(Box::new(e))
-}
-
-/// A facade batch in the scan's schema: `_path` arrives dictionary-encoded and is cast to
-/// Utf8; every other column already has the scan's type.
-fn conform(schema: &SchemaRef, batch: RecordBatch) -> Result<RecordBatch> {
-    let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
-    for (field, array) in schema.fields().iter().zip(batch.columns()) {
-        if array.data_type() == field.data_type() {
-            columns.push(Arc::clone(array));
-        } else {
-            columns.push(arrow_cast::cast(array, field.data_type())?);
-        }
-    }
-    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-    Ok(RecordBatch::try_new_with_options(
-        Arc::clone(schema),
-        columns,
-        &options,
-    )?)
-}
-
-/// `n` rows from local row `at` of file `file` holding only virtual columns, built from the
-/// map without opening the file.
-fn virtual_batch(
-    lake: &Lake,
-    schema: &SchemaRef,
-    columns: &[String],
-    file: usize,
-    at: u64,
-    n: u64,
-) -> Result<RecordBatch> {
-    let entry = lake.map().entry(file);
-    let first = (entry.first_global_row + at) as i64;
-    let mut arrays: Vec<ArrayRef> = Vec::with_capacity(columns.len());
-    for (name, field) in columns.iter().zip(schema.fields()) {
-        let array: ArrayRef = match name.as_str() {
-            GID => Arc::new(Int64Array::from_iter_values(first..first + n as i64)),
-            _ => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
-                entry.path, n as usize,
-            ))),
-        };
-        debug_assert!(matches!(
-            field.data_type(),
-            DataType::Int64 | DataType::Utf8
-        ));
-        arrays.push(array);
-    }
-    let options = RecordBatchOptions::new().with_row_count(Some(n as usize));
-    Ok(RecordBatch::try_new_with_options(
-        Arc::clone(schema),
-        arrays,
-        &options,
-    )?)
 }

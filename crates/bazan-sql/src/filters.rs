@@ -15,15 +15,11 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 
 use arrow_schema::DataType;
+use bazan::{GID_COLUMN, PATH_COLUMN};
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Like, Operator};
 
 use crate::rowset::RowSet;
-
-/// Name of the global-row virtual column.
-pub const GID: &str = "_gid";
-/// Name of the file-path virtual column.
-pub const PATH: &str = "_path";
 
 /// Min/max of one column of one file, as the map stores them.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,8 +84,8 @@ impl Catalog {
                 _ => {
                     let (name, op, value) = column_op_literal(left, *op, right)?;
                     match name {
-                        GID => Some(gid_compare(op, int_literal(value)?, self.total)),
-                        PATH => {
+                        GID_COLUMN => Some(gid_compare(op, int_literal(value)?, self.total)),
+                        PATH_COLUMN => {
                             let s = str_literal(value)?;
                             Some(self.path_rows(|p| compare_holds(op, p.cmp(s))))
                         }
@@ -106,7 +102,7 @@ impl Catalog {
             }) => {
                 let name = column_name(expr)?;
                 let set = match name {
-                    GID => {
+                    GID_COLUMN => {
                         let (lo, hi) = (int_literal(low)?, int_literal(high)?);
                         gid_compare(Operator::GtEq, lo, self.total).intersect(&gid_compare(
                             Operator::LtEq,
@@ -114,7 +110,7 @@ impl Catalog {
                             self.total,
                         ))
                     }
-                    PATH => {
+                    PATH_COLUMN => {
                         let (lo, hi) = (str_literal(low)?, str_literal(high)?);
                         self.path_rows(|p| p >= lo && p <= hi)
                     }
@@ -129,7 +125,7 @@ impl Catalog {
             Expr::InList(list) => {
                 let name = column_name(&list.expr)?;
                 let set = match name {
-                    GID => {
+                    GID_COLUMN => {
                         let mut ranges = Vec::with_capacity(list.list.len());
                         for v in &list.list {
                             let v = int_literal(v)?;
@@ -139,7 +135,7 @@ impl Catalog {
                         }
                         RowSet::from_ranges(ranges)
                     }
-                    PATH => {
+                    PATH_COLUMN => {
                         let values: Option<Vec<&str>> = list.list.iter().map(str_literal).collect();
                         let values = values?;
                         self.path_rows(|p| values.contains(&p))
@@ -159,7 +155,7 @@ impl Catalog {
                 escape_char,
                 case_insensitive: false,
             }) => {
-                if column_name(expr)? != PATH {
+                if column_name(expr)? != PATH_COLUMN {
                     return None;
                 }
                 let pattern = str_literal(pattern)?;
@@ -175,18 +171,18 @@ impl Catalog {
                 })
             }
             Expr::ScalarFunction(f) if f.name() == "starts_with" && f.args.len() == 2 => {
-                if column_name(&f.args[0])? != PATH {
+                if column_name(&f.args[0])? != PATH_COLUMN {
                     return None;
                 }
                 let prefix = str_literal(&f.args[1])?;
                 Some(self.path_rows(|p| p.starts_with(prefix)))
             }
             Expr::IsNotNull(inner) => match column_name(inner)? {
-                GID | PATH => Some(RowSet::all(self.total)),
+                GID_COLUMN | PATH_COLUMN => Some(RowSet::all(self.total)),
                 _ => None,
             },
             Expr::IsNull(inner) => match column_name(inner)? {
-                GID | PATH => Some(RowSet::empty()),
+                GID_COLUMN | PATH_COLUMN => Some(RowSet::empty()),
                 _ => None,
             },
             _ => None,
@@ -509,27 +505,44 @@ mod tests {
         let c = catalog();
         let rows = |e: Expr| c.exact_rows(&e).map(|s| s.ranges().to_vec());
         assert_eq!(
-            rows(col(GID).gt_eq(lit(5i64)).and(col(GID).lt(lit(7i64)))),
+            rows(
+                col(GID_COLUMN)
+                    .gt_eq(lit(5i64))
+                    .and(col(GID_COLUMN).lt(lit(7i64)))
+            ),
             Some(vec![5..7])
         );
         assert_eq!(
-            rows(col(GID).between(lit(28i64), lit(99i64))),
+            rows(col(GID_COLUMN).between(lit(28i64), lit(99i64))),
             Some(vec![28..30])
         );
-        assert_eq!(rows(lit(3i64).gt(col(GID))), Some(vec![0..3]));
+        assert_eq!(rows(lit(3i64).gt(col(GID_COLUMN))), Some(vec![0..3]));
         assert_eq!(
-            rows(col(GID).in_list(vec![lit(4i64), lit(2i64), lit(3i64), lit(77i64)], false)),
+            rows(col(GID_COLUMN).in_list(vec![lit(4i64), lit(2i64), lit(3i64), lit(77i64)], false)),
             Some(vec![2..5])
         );
-        assert_eq!(rows(col(GID).not_eq(lit(0i64))), Some(vec![1..30]));
-        assert_eq!(rows(col(PATH).eq(lit("a/y.csv"))), Some(vec![10..20]));
-        assert_eq!(rows(col(PATH).like(lit("a/%"))), Some(vec![0..20]));
-        assert_eq!(rows(col(PATH).not_like(lit("a/%"))), Some(vec![20..30]));
+        assert_eq!(rows(col(GID_COLUMN).not_eq(lit(0i64))), Some(vec![1..30]));
         assert_eq!(
-            rows(col(PATH).eq(lit("b.parquet")).or(col(GID).lt(lit(2i64)))),
+            rows(col(PATH_COLUMN).eq(lit("a/y.csv"))),
+            Some(vec![10..20])
+        );
+        assert_eq!(rows(col(PATH_COLUMN).like(lit("a/%"))), Some(vec![0..20]));
+        assert_eq!(
+            rows(col(PATH_COLUMN).not_like(lit("a/%"))),
+            Some(vec![20..30])
+        );
+        assert_eq!(
+            rows(
+                col(PATH_COLUMN)
+                    .eq(lit("b.parquet"))
+                    .or(col(GID_COLUMN).lt(lit(2i64)))
+            ),
             Some(vec![0..2, 20..30])
         );
-        assert_eq!(rows(col(GID).eq(lit(ScalarValue::Int64(None)))), None);
+        assert_eq!(
+            rows(col(GID_COLUMN).eq(lit(ScalarValue::Int64(None)))),
+            None
+        );
         assert_eq!(rows(col("v").gt(lit(3i64))), None);
     }
 

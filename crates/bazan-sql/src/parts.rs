@@ -7,23 +7,25 @@ use std::ops::Range;
 use crate::filters::FileFacts;
 use crate::rowset::RowSet;
 
-/// Local rows `[start, end)` of one file of the lake.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Part {
+/// Local rows `[start, end)` of one file of the lake: what a partition of a lake scan reads
+/// is a list of these ([`crate::LakeScanExec::partitions`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "proto", derive(serde::Serialize, serde::Deserialize))]
+pub struct Part {
     /// Entry index in map order.
-    pub(crate) file: usize,
+    pub file: usize,
     /// First local row.
-    pub(crate) start: u64,
+    pub start: u64,
     /// One past the last local row.
-    pub(crate) end: u64,
+    pub end: u64,
     /// Blocks of the file this part touches (1 for a file without blocks).
-    pub(crate) blocks: u64,
+    pub blocks: u64,
 }
 
 impl Part {
     /// Rows in the part.
-    pub(crate) fn rows(&self) -> u64 {
-        self.end - self.start
+    pub fn rows(&self) -> u64 {
+        self.end.saturating_sub(self.start)
     }
 }
 

@@ -1,17 +1,21 @@
 //! `SqlSession`: the entry point of the front ends. It owns a DataFusion `SessionContext` and
-//! a Tokio runtime, registers lakes, TsFile tables and Arrow streams by name, and runs one
-//! query at a time to Arrow record batches.
+//! a Tokio runtime, registers lakes, TsFile tables and Arrow streams by name, and runs
+//! queries to Arrow record batches: all of them at once ([`SqlSession::sql`]) or as they come
+//! ([`SqlSession::sql_stream`], in the memory of a few batches per partition). Results keep
+//! the types the plan computes in: strings of lake tables and `_path` are Utf8View.
 
+use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::{RecordBatch, RecordBatchOptions, RecordBatchReader};
-use arrow_schema::{DataType, Schema, SchemaRef};
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, SchemaRef};
 use bazan::Lake;
 use datafusion::datasource::MemTable;
-use datafusion::execution::TaskContext;
-use datafusion::physical_plan::{ExecutionPlan, collect, displayable};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_plan::{ExecutionPlan, displayable, execute_stream};
 use datafusion::prelude::{SessionConfig, SessionContext};
+use futures::StreamExt;
 
 use crate::error::{Error, Result};
 use crate::exec::{LakeScanExec, counters};
@@ -48,7 +52,8 @@ pub struct QueryOutput {
 /// A SQL session over lakes, TsFiles and Arrow data; see the module documentation.
 pub struct SqlSession {
     ctx: SessionContext,
-    runtime: tokio::runtime::Runtime,
+    /// Shared with the [`SqlStream`]s of the session, which poll their plans on it.
+    runtime: Arc<tokio::runtime::Runtime>,
     threads: usize,
     /// Lakes registered from now on answer from the map unchecked.
     trust_map: bool,
@@ -93,7 +98,7 @@ impl SqlSession {
             .map_err(|e| Error::Other(format!("cannot start the query runtime: {e}")))?;
         Ok(SqlSession {
             ctx: SessionContext::new_with_config(config),
-            runtime,
+            runtime: Arc::new(runtime),
             threads,
             trust_map: false,
             #[cfg(feature = "grpc")]
@@ -212,16 +217,51 @@ impl SqlSession {
 
     /// As [`SqlSession::sql`], with what the lake scans read.
     pub fn sql_counted(&self, query: &str) -> Result<QueryOutput> {
-        if tokio::runtime::Handle::try_current().is_ok() {
-            return Err(Error::Other(
-                "SqlSession::sql was called from an async context; use sql_async there".into(),
-            ));
-        }
+        self.outside_runtime("sql")?;
         self.runtime.block_on(self.sql_async(query))
+    }
+
+    /// Plans `query` and starts it: its batches come from the returned stream as the plan
+    /// produces them, so the first can be used before the last is computed, and a query over
+    /// a large lake holds a few batches per partition, not its result. Planning errors are
+    /// returned here, errors of the run (a stale file) by the stream.
+    pub fn sql_stream(&self, query: &str) -> Result<SqlStream> {
+        self.outside_runtime("sql_stream")?;
+        let started = self.runtime.block_on(self.start(query))?;
+        Ok(SqlStream {
+            started,
+            runtime: Arc::clone(&self.runtime),
+        })
     }
 
     /// As [`SqlSession::sql_counted`], for callers already in an async context.
     pub async fn sql_async(&self, query: &str) -> Result<QueryOutput> {
+        let mut started = self.start(query).await?;
+        let mut batches = Vec::new();
+        while let Some(batch) = started.rows.next().await {
+            batches.push(batch?);
+        }
+        Ok(QueryOutput {
+            counts: started.counts(),
+            schema: started.schema,
+            batches,
+            notes: started.notes,
+        })
+    }
+
+    /// The error of a blocking call made on a thread of an async runtime.
+    fn outside_runtime(&self, call: &str) -> Result<()> {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(Error::Other(format!(
+                "SqlSession::{call} was called from an async context; use sql_async there"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Plans `query` and starts its plan (on a cluster, after asking the workers for their
+    /// versions; a plain `EXPLAIN` there is answered with the distributed plan).
+    async fn start(&self, query: &str) -> Result<Started> {
         #[cfg(feature = "grpc")]
         if let Some(cluster) = &self.cluster {
             let notes = cluster.refresh().await?;
@@ -232,39 +272,33 @@ impl SqlSession {
                     datafusion_distributed::display_plan_ascii(plan.as_ref(), false),
                     cluster.routing(&plan)
                 );
-                let mut out = text_output("plan", &text)?;
-                out.notes = notes;
-                return Ok(out);
+                let mut started = text_output("plan", &text)?;
+                started.notes = notes;
+                return Ok(started);
             }
-            let mut out = self.run_async(query).await?;
-            out.notes = notes;
-            return Ok(out);
+            let mut started = self.start_plan(query).await?;
+            started.notes = notes;
+            return Ok(started);
         }
-        self.run_async(query).await
+        self.start_plan(query).await
     }
 
-    async fn run_async(&self, query: &str) -> Result<QueryOutput> {
+    /// Plans `query` and starts its plan.
+    async fn start_plan(&self, query: &str) -> Result<Started> {
         let plan = self.plan_async(query).await?;
         let task: Arc<TaskContext> = self.ctx.task_ctx();
-        let batches = collect(Arc::clone(&plan), task)
-            .await
-            .map_err(Error::from_run)?;
-        let (schema, batches) = plain_strings(plan.schema(), batches)?;
-        Ok(QueryOutput {
-            schema,
-            batches,
-            counts: scan_counts(&plan),
+        let stream = execute_stream(Arc::clone(&plan), task).map_err(Error::from_run)?;
+        Ok(Started {
+            schema: plan.schema(),
+            rows: Rows::Running(stream),
+            plan: Some(plan),
             notes: Vec::new(),
         })
     }
 
     /// The physical plan of `query`, indented, one operator a line.
     pub fn explain(&self, query: &str) -> Result<String> {
-        if tokio::runtime::Handle::try_current().is_ok() {
-            return Err(Error::Other(
-                "SqlSession::explain was called from an async context".into(),
-            ));
-        }
+        self.outside_runtime("explain")?;
         let plan = self.runtime.block_on(self.plan_async(query))?;
         #[cfg(feature = "grpc")]
         if let Some(cluster) = &self.cluster {
@@ -309,53 +343,120 @@ fn explain_target(query: &str) -> Option<&str> {
 
 /// A one-column Utf8 result, one row per line of `text`.
 #[cfg(feature = "grpc")]
-fn text_output(column: &str, text: &str) -> Result<QueryOutput> {
-    let schema = Arc::new(Schema::new(vec![arrow_schema::Field::new(
+fn text_output(column: &str, text: &str) -> Result<Started> {
+    let schema = Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
         column,
-        DataType::Utf8,
+        arrow_schema::DataType::Utf8,
         false,
     )]));
     let lines = arrow_array::StringArray::from_iter_values(text.lines().collect::<Vec<_>>());
     let batch = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(lines)])
         .map_err(|e| Error::Other(format!("plan text: {e}")))?;
-    Ok(QueryOutput {
+    Ok(Started {
         schema,
-        batches: vec![batch],
-        counts: ScanCounts::default(),
+        rows: Rows::Ready(VecDeque::from([batch])),
+        plan: None,
         notes: Vec::new(),
     })
 }
 
-/// The result with its Utf8View columns as Utf8: lake tables type strings as views inside
-/// the plan (faster to decode from Parquet and to group), while the front ends keep handing
-/// out plain strings.
-fn plain_strings(
+/// A query once started: its schema, where its rows come from and the plan they come from.
+struct Started {
     schema: SchemaRef,
-    batches: Vec<RecordBatch>,
-) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    if !schema
-        .fields()
-        .iter()
-        .any(|f| f.data_type() == &DataType::Utf8View)
-    {
-        return Ok((schema, batches));
+    rows: Rows,
+    /// The running plan (none for an answer computed before the query, such as a plan text).
+    plan: Option<Arc<dyn ExecutionPlan>>,
+    notes: Vec<String>,
+}
+
+impl Started {
+    /// What the lake scans of the plan read so far.
+    fn counts(&self) -> ScanCounts {
+        self.plan.as_ref().map(scan_counts).unwrap_or_default()
     }
-    let fields = crate::table::retyped(schema.fields(), &DataType::Utf8View, &DataType::Utf8);
-    let plain = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
-    let cast = |b: RecordBatch| -> Result<RecordBatch> {
-        let columns = b
-            .columns()
-            .iter()
-            .zip(plain.fields())
-            .map(|(a, f)| arrow_cast::cast(a, f.data_type()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| Error::Other(format!("result strings: {e}")))?;
-        let options = RecordBatchOptions::new().with_row_count(Some(b.num_rows()));
-        RecordBatch::try_new_with_options(Arc::clone(&plain), columns, &options)
-            .map_err(|e| Error::Other(format!("result strings: {e}")))
-    };
-    let batches = batches.into_iter().map(cast).collect::<Result<Vec<_>>>()?;
-    Ok((plain, batches))
+}
+
+/// The rows of a started query.
+enum Rows {
+    /// The stream of a running plan.
+    Running(SendableRecordBatchStream),
+    /// Rows computed already.
+    Ready(VecDeque<RecordBatch>),
+}
+
+impl Rows {
+    /// The next batch, with DataFusion's errors as the session's.
+    async fn next(&mut self) -> Option<Result<RecordBatch>> {
+        match self {
+            Rows::Running(stream) => Some(stream.next().await?.map_err(Error::from_run)),
+            Rows::Ready(batches) => batches.pop_front().map(Ok),
+        }
+    }
+}
+
+/// The batches of a running query ([`SqlSession::sql_stream`]), in order, as the plan
+/// produces them; an Arrow [`RecordBatchReader`]. Reading blocks the calling thread (which
+/// must not be a thread of an async runtime) until the next batch is ready. After an error
+/// the stream ends; dropping it stops the query.
+pub struct SqlStream {
+    /// Dropped before the runtime (fields drop in order), so that a stream outliving its
+    /// session stops its plan while the runtime still runs.
+    started: Started,
+    runtime: Arc<tokio::runtime::Runtime>,
+}
+
+impl std::fmt::Debug for SqlStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlStream")
+            .field("schema", &self.started.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqlStream {
+    /// The schema of every batch.
+    pub fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.started.schema)
+    }
+
+    /// Notes for the user that are not errors (a worker left out of the query).
+    pub fn notes(&self) -> &[String] {
+        &self.started.notes
+    }
+
+    /// What the lake scans read so far (all of it once the stream has ended).
+    pub fn counts(&self) -> ScanCounts {
+        self.started.counts()
+    }
+
+    /// The next batch, or `None` at the end of the rows.
+    pub fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Some(Err(Error::Other(
+                "SqlStream was read from an async context; use SqlSession::sql_async there".into(),
+            )));
+        }
+        let next = self.runtime.block_on(self.started.rows.next());
+        if matches!(next, Some(Err(_))) {
+            self.started.rows = Rows::Ready(VecDeque::new());
+        }
+        next
+    }
+}
+
+impl Iterator for SqlStream {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_batch()
+            .map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+    }
+}
+
+impl RecordBatchReader for SqlStream {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.started.schema)
+    }
 }
 
 /// Sums the counters of every lake scan of an executed plan.

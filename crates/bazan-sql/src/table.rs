@@ -1,7 +1,8 @@
 //! `LakeTable`: a DataFusion [`TableProvider`] over a loaded lake map.
 //!
-//! Schema: the lake's unified schema plus `_gid` (Int64, the global row number) and `_path`
-//! (Utf8, the file's relative path). Filters on `_gid` and `_path` are exact (served by
+//! Schema: the facade's scan schema with string views ([`bazan::ScanOptions::string_views`]):
+//! the lake's unified schema with strings as Utf8View, plus `_gid` (Int64, the global row
+//! number) and `_path` (Utf8View, the file's relative path). Filters on `_gid` and `_path` are exact (served by
 //! reading only the selected rows); comparisons of Int64, Float64 and Utf8 columns with
 //! literals prune files, and blocks that carry statistics, by the map's min/max statistics
 //! (inexact: DataFusion filters the
@@ -11,9 +12,9 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::SchemaRef;
 use async_trait::async_trait;
-use bazan::{ColumnStats, Lake};
+use bazan::{ColumnStats, GID_COLUMN, Lake, PATH_COLUMN, ScanOptions};
 use datafusion::catalog::Session;
 use datafusion::common::stats::Precision;
 use datafusion::common::{Result, Statistics};
@@ -22,8 +23,8 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 
 use crate::exec::{LakeScanExec, external};
-use crate::filters::{Bound, Catalog, FileFacts, GID, PATH};
-use crate::parts::{file_ranges, plan_partitions};
+use crate::filters::{Bound, Catalog, FileFacts};
+use crate::parts::{Part, file_ranges, plan_partitions};
 use crate::rowset::RowSet;
 
 /// A lake map as a SQL table; see the module documentation.
@@ -53,11 +54,16 @@ impl LakeTable {
     pub fn new(lake: Arc<Lake>) -> Result<Self> {
         let unified = lake.schema().map_err(external)?;
         // Strings as views, as DataFusion's own Parquet tables type them: Parquet decodes them
-        // without copying, and grouping and comparing views is faster.
-        let mut fields = retyped(unified.fields(), &DataType::Utf8, &DataType::Utf8View);
-        fields.push(Field::new(GID, DataType::Int64, false));
-        fields.push(Field::new(PATH, DataType::Utf8, false));
-        let schema = Arc::new(Schema::new(fields));
+        // without copying, and grouping and comparing views is faster. The scans ask the
+        // facade for the same types, so no batch is cast on its way in or out.
+        let schema = lake
+            .scan_schema(&ScanOptions {
+                with_gid: true,
+                with_path: true,
+                string_views: true,
+                ..ScanOptions::default()
+            })
+            .map_err(external)?;
         let map = lake.map();
         let mut files = Vec::with_capacity(map.total_files());
         for i in 0..map.total_files() {
@@ -137,44 +143,32 @@ impl LakeTable {
         Ok(*self.blocks_total.get_or_init(|| n))
     }
 
-    /// A scan of `columns` (by name) reading these parts, per partition
-    /// `(file, start, end, blocks)` (how the codec rebuilds a serialized scan).
-    pub fn exec(
-        &self,
-        columns: &[String],
-        partitions: Vec<Vec<(usize, u64, u64, u64)>>,
-    ) -> Result<LakeScanExec> {
+    /// A scan of `columns` (by name) reading these parts, per partition (how the codec
+    /// rebuilds a serialized scan); a part outside the map is a planning error.
+    pub fn exec(&self, columns: &[String], partitions: Vec<Vec<Part>>) -> Result<LakeScanExec> {
         let indices = columns
             .iter()
             .map(|c| self.schema.index_of(c))
             .collect::<Result<Vec<_>, _>>()?;
         let schema = Arc::new(self.schema.project(&indices)?);
         let files = self.catalog.files.len();
-        let mut parts = Vec::with_capacity(partitions.len());
-        for p in partitions {
-            let mut out = Vec::with_capacity(p.len());
-            for (file, start, end, blocks) in p {
-                let rows = self.catalog.files.get(file).map(|f| f.rows);
-                if rows.is_none_or(|r| start > end || end > r) {
-                    return Err(datafusion::common::DataFusionError::Plan(format!(
-                        "lake scan part {file}:{start}..{end} is outside the map of {} ({files} files)",
-                        self.lake.root().display()
-                    )));
-                }
-                out.push(crate::parts::Part {
-                    file,
-                    start,
-                    end,
-                    blocks,
-                });
+        for p in partitions.iter().flatten() {
+            let rows = self.catalog.files.get(p.file).map(|f| f.rows);
+            if rows.is_none_or(|r| p.start > p.end || p.end > r) {
+                return Err(datafusion::common::DataFusionError::Plan(format!(
+                    "lake scan part {}:{}..{} is outside the map of {} ({files} files)",
+                    p.file,
+                    p.start,
+                    p.end,
+                    self.lake.root().display()
+                )));
             }
-            parts.push(out);
         }
         Ok(LakeScanExec::new(
             Arc::clone(&self.lake),
             schema,
             columns.to_vec(),
-            parts,
+            partitions,
             self.blocks_total()?,
         ))
     }
@@ -266,7 +260,7 @@ impl LakeTable {
             ),
         };
         if !self.trust_map {
-            let virtual_only = columns.iter().all(|c| c == GID || c == PATH);
+            let virtual_only = columns.iter().all(|c| c == GID_COLUMN || c == PATH_COLUMN);
             self.check_map_answers(&scope, whole, &partitions, virtual_only)?;
         }
         Ok(LakeScanExec::new(
@@ -285,7 +279,7 @@ impl LakeTable {
         &self,
         scope: &RowSet,
         whole: bool,
-        partitions: &[Vec<crate::parts::Part>],
+        partitions: &[Vec<Part>],
         virtual_only: bool,
     ) -> Result<()> {
         let read: HashSet<usize> = if virtual_only {
@@ -368,17 +362,6 @@ fn bounds_of(stats: Option<&bazan::Stats>) -> Vec<(String, Bound)> {
                 }
             };
             (column.clone(), bound)
-        })
-        .collect()
-}
-
-/// `fields` with every field of type `from` typed `to`.
-pub(crate) fn retyped(fields: &arrow_schema::Fields, from: &DataType, to: &DataType) -> Vec<Field> {
-    fields
-        .iter()
-        .map(|f| match f.data_type() {
-            t if t == from => f.as_ref().clone().with_data_type(to.clone()),
-            _ => f.as_ref().clone(),
         })
         .collect()
 }

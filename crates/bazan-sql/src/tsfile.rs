@@ -15,17 +15,14 @@ use arrow_schema::{DataType, SchemaRef, TimeUnit};
 use async_trait::async_trait;
 use bazan::tsfile::{TableQuery, TimeRange};
 use datafusion::catalog::Session;
-use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator, TableProviderFilterPushDown};
-use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
-use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
-use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 
 use crate::exec::external;
+use crate::leaf::{leaf_plan_methods, leaf_properties, read_on_blocking_thread};
 
 /// The time column of every table-model query.
 const TIME: &str = "time";
@@ -255,19 +252,13 @@ impl TsFileScanExec {
             .map(|c| table_schema.index_of(c))
             .collect::<Result<Vec<_>, _>>()?;
         let schema = Arc::new(table_schema.project(&indices)?);
-        let props = PlanProperties::new(
-            EquivalenceProperties::new(schema),
-            Partitioning::UnknownPartitioning(1),
-            EmissionType::Incremental,
-            Boundedness::Bounded,
-        );
         Ok(TsFileScanExec {
             path,
             table,
             columns,
             range,
             tags,
-            props: Arc::new(props),
+            props: leaf_properties(schema, 1),
         })
     }
 
@@ -313,31 +304,7 @@ impl DisplayAs for TsFileScanExec {
 }
 
 impl ExecutionPlan for TsFileScanExec {
-    fn name(&self) -> &str {
-        "TsFileScanExec"
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.props
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        Vec::new()
-    }
-
-    fn apply_expressions(
-        &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
-    ) -> Result<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
-    }
-
-    fn with_new_children(
-        self: Arc<Self>,
-        _children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(self)
-    }
+    leaf_plan_methods!("TsFileScanExec");
 
     fn execute(
         &self,
@@ -352,9 +319,7 @@ impl ExecutionPlan for TsFileScanExec {
         let schema = self.schema();
         let this = self.clone();
         let batch_size = context.session_config().batch_size().max(1);
-        let mut builder = RecordBatchReceiverStreamBuilder::new(Arc::clone(&schema), 2);
-        let tx = builder.tx();
-        builder.spawn_blocking(move || {
+        Ok(read_on_blocking_thread(Arc::clone(&schema), move |send| {
             let path = this.path.as_path();
             let reader = bazan::tsfile::open(path).map_err(external)?;
             // A query of no column (count(*)) still reads `time` for the row counts.
@@ -383,12 +348,11 @@ impl ExecutionPlan for TsFileScanExec {
                 } else {
                     batch.with_schema(Arc::clone(&schema))?
                 };
-                if tx.blocking_send(Ok(batch)).is_err() {
+                if !send(batch) {
                     break;
                 }
             }
             Ok(())
-        });
-        Ok(builder.build())
+        }))
     }
 }

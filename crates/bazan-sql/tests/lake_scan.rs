@@ -246,9 +246,9 @@ fn one_large_file_is_split_across_partitions() {
     let scan = table.plan_scan(None, &[], None, 4).expect("plan");
     let parts = scan.partitions();
     assert_eq!(parts.len(), 4, "{parts:?}");
-    let rows: u64 = parts.iter().flatten().map(|p| p.2 - p.1).sum();
+    let rows: u64 = parts.iter().flatten().map(|p| p.rows()).sum();
     assert_eq!(rows, 200_000);
-    assert!(parts.iter().all(|p| p.len() == 1 && p[0].0 == 0));
+    assert!(parts.iter().all(|p| p.len() == 1 && p[0].file == 0));
     // The partitions run in parallel and together return every row once.
     let s = session(&lake);
     let (_, b) = s
@@ -258,6 +258,47 @@ fn one_large_file_is_split_across_partitions() {
         rows_json(&b),
         serde_json::json!([[200000, 200000, 0, 199999]])
     );
+}
+
+/// `sql_stream` hands out the first batch when the scan has read a few batches of a large
+/// file, not the file, and then the rest of the rows; the stream's types are the table's
+/// (strings and `_path` as Utf8View), the same `sql` returns.
+#[test]
+fn the_stream_yields_rows_before_the_scan_ends() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut text = String::from("id,name\n");
+    for i in 0..400_000 {
+        text.push_str(&format!("{i},n{}\n", i % 7));
+    }
+    std::fs::write(dir.path().join("a.csv"), &text).expect("write");
+    let lake = bazan::create_map(dir.path(), &bazan::CreateOptions::default())
+        .expect("map")
+        .lake;
+    let s = SqlSession::with_threads(2).expect("session");
+    s.register_lake_map("lake", Arc::new(lake))
+        .expect("register");
+    let query = "select id, name, _path from lake";
+    let mut stream = s.sql_stream(query).expect("stream");
+    let first = stream.next_batch().expect("a batch").expect("rows");
+    assert!(first.num_rows() > 0);
+    let early = stream.counts().rows_scanned;
+    assert!(
+        early < 200_000,
+        "{early} rows read before the first batch was taken"
+    );
+    let mut n = first.num_rows();
+    while let Some(b) = stream.next_batch() {
+        n += b.expect("rows").num_rows();
+    }
+    assert_eq!(n, 400_000);
+    assert_eq!(stream.counts().rows_scanned, 400_000);
+    let schema = stream.schema();
+    for name in ["name", "_path"] {
+        let field = schema.field_with_name(name).expect("column");
+        assert_eq!(field.data_type(), &arrow_schema::DataType::Utf8View);
+    }
+    let (plain, _) = s.sql(query).expect("query");
+    assert_eq!(plain, schema);
 }
 
 fn rows_json(b: &[arrow_array::RecordBatch]) -> serde_json::Value {

@@ -1,6 +1,7 @@
 //! Reading global rows of a lake in its unified schema: [`Lake::scan`] streams a row range,
 //! [`Lake::take`] gathers rows in any order, [`Lake::read_file_rows`] reads part of one
-//! file. Every file is checked against its map entry (size and mtime) before it is read; a
+//! file, [`Lake::map_rows`] gives the virtual columns of part of one file from the map alone.
+//! Every file is checked against its map entry (size and mtime) before it is read; a
 //! changed file is an error naming it, never silently wrong rows.
 
 use std::collections::VecDeque;
@@ -8,7 +9,9 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::types::Int32Type;
-use arrow_array::{ArrayRef, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{
+    ArrayRef, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray, StringViewArray,
+};
 use arrow_array::{RecordBatchOptions, RecordBatchReader};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use lake_map::{HandlerRegistry, Segment};
@@ -21,7 +24,8 @@ use crate::unified::conform_columns;
 
 /// The virtual column of global row numbers (Int64).
 pub const GID_COLUMN: &str = "_gid";
-/// The virtual column of each row's file path (dictionary-encoded Utf8).
+/// The virtual column of each row's file path (dictionary-encoded Utf8; Utf8View with
+/// [`ScanOptions::string_views`]).
 pub const PATH_COLUMN: &str = "_path";
 /// Rows per batch when [`ScanOptions::batch_size`] is 0.
 pub const DEFAULT_BATCH_SIZE: usize = 65_536;
@@ -41,7 +45,8 @@ pub struct ScanOptions {
     /// Stops a running scan from another thread.
     pub cancel: Option<CancelToken>,
     /// Return Utf8 columns as Utf8View (same values; Parquet files decode them so without
-    /// copying the strings, other formats are cast).
+    /// copying the strings, other formats are cast), and `_path` as Utf8View too (each
+    /// batch's views point at the one copy of its path): the types a SQL engine plans with.
     pub string_views: bool,
 }
 
@@ -84,12 +89,30 @@ fn gid_field() -> Field {
     Field::new(GID_COLUMN, DataType::Int64, false)
 }
 
-fn path_field() -> Field {
-    Field::new(
-        PATH_COLUMN,
-        DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
-        false,
-    )
+fn path_field(string_views: bool) -> Field {
+    let data_type = if string_views {
+        DataType::Utf8View
+    } else {
+        DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+    };
+    Field::new(PATH_COLUMN, data_type, false)
+}
+
+/// `_path` of `n` rows of the file at `path`: a dictionary of one value, or with string
+/// views `n` views of one copy of the path.
+fn path_array(path: &str, n: usize, string_views: bool) -> Result<ArrayRef> {
+    if string_views {
+        let one = StringViewArray::from_iter_values([path]);
+        let view = one.views()[0];
+        let array =
+            StringViewArray::try_new(vec![view; n].into(), one.data_buffers().to_vec(), None)?;
+        return Ok(Arc::new(array));
+    }
+    let keys = Int32Array::from(vec![0; n]);
+    let values = Arc::new(StringArray::from(vec![path]));
+    Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(
+        keys, values,
+    )?))
 }
 
 impl Lake {
@@ -145,7 +168,7 @@ impl Lake {
                 .map(|c| match c {
                     Out::Column(f) => f.as_ref().clone(),
                     Out::Gid => gid_field(),
-                    Out::Path => path_field(),
+                    Out::Path => path_field(o.string_views),
                 })
                 .collect::<Vec<_>>(),
         ));
@@ -211,8 +234,44 @@ impl Lake {
         local: Range<u64>,
         options: &ScanOptions,
     ) -> Result<LakeReader> {
-        self.check_index(i)?;
         let plan = self.plan(options)?;
+        self.file_reader(i, local, plan, options)
+    }
+
+    /// Streams the virtual columns (`_gid`, `_path`: `options` names no other) of local rows
+    /// `local` of entry `i` (clamped to the file) from the map alone: no file is opened, so
+    /// none is checked either; the caller answers for the file's freshness (a SQL scan
+    /// checks it with [`Lake::check_fresh`] when it plans the query).
+    pub fn map_rows(
+        self: &Arc<Self>,
+        i: usize,
+        local: Range<u64>,
+        options: &ScanOptions,
+    ) -> Result<LakeReader> {
+        let plan = self.plan(&ScanOptions {
+            columns: Some(options.columns.clone().unwrap_or_default()),
+            ..options.clone()
+        })?;
+        if let Some(f) = plan.fields.first() {
+            return Err(Error::invalid(format!(
+                "map_rows returns only {GID_COLUMN} and {PATH_COLUMN}, not {:?}",
+                f.name()
+            )));
+        }
+        let mut reader = self.file_reader(i, local, plan, options)?;
+        reader.from_map = true;
+        Ok(reader)
+    }
+
+    /// A reader of local rows `local` of entry `i` (clamped to the file) by `plan`.
+    fn file_reader(
+        self: &Arc<Self>,
+        i: usize,
+        local: Range<u64>,
+        plan: Plan,
+        options: &ScanOptions,
+    ) -> Result<LakeReader> {
+        self.check_index(i)?;
         let rows = self.map.entry(i).row_count;
         let start = local.start.min(rows);
         let end = local.end.min(rows);
@@ -257,11 +316,7 @@ fn conform(plan: &Plan, batch: &RecordBatch, gids: Gids<'_>, path: &str) -> Resu
                     locals.iter().map(|l| (first + l) as i64),
                 )),
             },
-            Out::Path => {
-                let keys = Int32Array::from(vec![0; n]);
-                let values = Arc::new(StringArray::from(vec![path]));
-                Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values)?)
-            }
+            Out::Path => path_array(path, n, plan.string_views)?,
         });
     }
     Ok(RecordBatch::try_new_with_options(
@@ -327,6 +382,8 @@ pub struct LakeReader {
     current: Option<Current>,
     batch_size: usize,
     cancel: Option<CancelToken>,
+    /// Only virtual columns, built from the map ([`Lake::map_rows`]): no file is opened.
+    from_map: bool,
     done: bool,
 }
 
@@ -369,6 +426,7 @@ impl LakeReader {
                 o.batch_size
             },
             cancel: o.cancel.clone(),
+            from_map: false,
             done: false,
         }
     }
@@ -401,6 +459,9 @@ impl LakeReader {
     }
 
     fn step(&mut self) -> Result<Option<RecordBatch>> {
+        if self.from_map {
+            return self.step_from_map();
+        }
         loop {
             CancelToken::check(self.cancel.as_ref())?;
             let Some(mut cur) = self.current.take() else {
@@ -465,6 +526,29 @@ impl LakeReader {
             }
             return out.map(Some);
         }
+    }
+}
+
+impl LakeReader {
+    /// The next batch of a [`Lake::map_rows`] reader: the virtual columns of the next
+    /// `batch_size` rows of its part, from the map.
+    fn step_from_map(&mut self) -> Result<Option<RecordBatch>> {
+        CancelToken::check(self.cancel.as_ref())?;
+        let Some(segment) = self.segments.front_mut() else {
+            return Ok(None);
+        };
+        let n = segment.len.min(self.batch_size as u64);
+        let e = self.lake.map.entry(segment.index);
+        let first = e.first_global_row + segment.local_start;
+        segment.local_start += n;
+        segment.len -= n;
+        if segment.len == 0 {
+            self.segments.pop_front();
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(n as usize));
+        let rows =
+            RecordBatch::try_new_with_options(Arc::new(Schema::empty()), Vec::new(), &options)?;
+        conform(&self.plan, &rows, Gids::From(first), e.path).map(Some)
     }
 }
 

@@ -1,4 +1,4 @@
-//! `ScanOptions::string_views`: the same values, Utf8 columns as Utf8View.
+//! `ScanOptions::string_views`: the same values, Utf8 columns and `_path` as Utf8View.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,8 +8,9 @@ use arrow_schema::DataType;
 use arrow_select::concat::concat_batches;
 use bazan::ScanOptions;
 
-/// A scan with string views returns the plain scan's values, its Utf8 columns as
-/// Utf8View, over Parquet files (decoded as views) and a CSV file (cast).
+/// A scan with string views returns the plain scan's values, its Utf8 columns and its
+/// dictionary `_path` as Utf8View, over Parquet files (decoded as views) and a CSV file
+/// (cast).
 #[test]
 fn views_hold_the_plain_strings() {
     let dir = tempfile::tempdir().unwrap();
@@ -39,16 +40,77 @@ fn views_hold_the_plain_strings() {
     let mut strings = 0;
     for (i, f) in plain.schema().fields().iter().enumerate() {
         let v = views.column(i);
-        if f.data_type() == &DataType::Utf8 {
+        if f.data_type() == &DataType::Utf8 || f.name() == bazan::PATH_COLUMN {
             strings += 1;
             assert_eq!(views.schema().field(i).data_type(), &DataType::Utf8View);
             let back = arrow_cast::cast(v, &DataType::Utf8).unwrap();
-            assert_eq!(back.to_data(), plain.column(i).to_data(), "{}", f.name());
+            let want = arrow_cast::cast(plain.column(i), &DataType::Utf8).unwrap();
+            assert_eq!(back.to_data(), want.to_data(), "{}", f.name());
         } else {
             assert_eq!(v.to_data(), plain.column(i).to_data(), "{}", f.name());
         }
     }
     assert!(strings > 0);
+}
+
+/// `map_rows` gives the `_gid` and `_path` a read of the same rows gives, in batches of at
+/// most the batch size, without opening the file: a file changed after mapping is not
+/// noticed (the read of its rows is `Stale`). A column of the files is refused.
+#[test]
+fn map_rows_are_the_virtual_columns_of_a_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("id\n");
+    for i in 0..2_500 {
+        text.push_str(&format!("{i}\n"));
+    }
+    std::fs::write(dir.path().join("a.csv"), "id\n1\n2\n").unwrap();
+    std::fs::write(dir.path().join("b.csv"), &text).unwrap();
+    let lake = Arc::new(
+        bazan::create_map(dir.path(), &bazan::CreateOptions::default())
+            .unwrap()
+            .lake,
+    );
+    let options = ScanOptions {
+        columns: Some(vec![
+            bazan::PATH_COLUMN.to_string(),
+            bazan::GID_COLUMN.to_string(),
+        ]),
+        batch_size: 1_000,
+        string_views: true,
+        ..ScanOptions::default()
+    };
+    let schema = lake.scan_schema(&options).unwrap();
+    let from_map = lake.map_rows(1, 100..2_600, &options).unwrap();
+    assert_eq!(from_map.schema(), schema);
+    let batches = from_map.collect_batches().unwrap();
+    let rows: Vec<usize> = batches.iter().map(|b| b.num_rows()).collect();
+    assert_eq!(rows, [1_000, 1_000, 400]);
+    let read = lake.read_file_rows(1, 100..2_600, &options).unwrap();
+    let want = concat_batches(&schema, &read.collect_batches().unwrap()).unwrap();
+    assert_eq!(concat_batches(&schema, &batches).unwrap(), want);
+    assert_eq!(
+        arrow_cast::display::array_value_to_string(want.column(1), 0).unwrap(),
+        "102"
+    );
+
+    std::fs::write(dir.path().join("b.csv"), "id\n7\n").unwrap();
+    assert!(
+        lake.map_rows(1, 0..10, &options)
+            .unwrap()
+            .next()
+            .unwrap()
+            .is_ok()
+    );
+    let stale = lake
+        .read_file_rows(1, 0..10, &options)
+        .unwrap()
+        .next_batch();
+    assert_eq!(stale.unwrap().unwrap_err().kind(), bazan::ErrorKind::Stale);
+    let id = ScanOptions {
+        columns: Some(vec!["id".to_string()]),
+        ..ScanOptions::default()
+    };
+    assert!(lake.map_rows(1, 0..10, &id).is_err());
 }
 
 /// The estimate of the bytes a scan reads (what the Python package uses to tell a short
