@@ -226,6 +226,84 @@ impl BatchRead {
     }
 }
 
+/// Where a lazy reader of the rows of a text file stands (the delimited and JSON readers):
+/// its batches are read by [`read_batch`] between [`BatchCursor::begin`] and
+/// [`BatchCursor::advance`].
+#[derive(Debug)]
+pub(crate) struct BatchCursor {
+    /// The byte of the next wanted record.
+    pub(crate) pos: usize,
+    /// The local row of the record at `pos`.
+    pub(crate) row: u64,
+    /// Records still wanted.
+    pub(crate) remaining: u64,
+    /// Record starts the map knows inside the read.
+    known: KnownStarts,
+    batch_size: usize,
+    /// The second half of a batch decoded in two (see [`read_batch`]), returned next.
+    pending: Option<RecordBatch>,
+}
+
+/// What a reader does next ([`BatchCursor::begin`]).
+pub(crate) enum NextBatch {
+    /// Returns this: the second half of the last batch, or `None` at the end.
+    Ready(Option<RecordBatch>),
+    /// Reads up to this many records from [`BatchCursor::pos`].
+    Read(u64),
+}
+
+impl BatchCursor {
+    /// A reader at the record start `pos` of local row `row`, `remaining` records wanted in
+    /// batches of `batch_size`.
+    pub(crate) fn new(
+        pos: usize,
+        row: u64,
+        remaining: u64,
+        known: KnownStarts,
+        batch_size: usize,
+    ) -> Self {
+        BatchCursor {
+            pos,
+            row,
+            remaining,
+            known,
+            batch_size,
+            pending: None,
+        }
+    }
+
+    /// The next step of a reader of a text of `len` bytes.
+    pub(crate) fn begin(&mut self, len: usize) -> NextBatch {
+        if let Some(batch) = self.pending.take() {
+            return NextBatch::Ready(Some(batch));
+        }
+        if self.remaining == 0 || self.pos >= len {
+            return NextBatch::Ready(None);
+        }
+        NextBatch::Read(self.remaining.min(self.batch_size as u64))
+    }
+
+    /// The known record start nearest the middle of the next `want` records (see
+    /// [`KnownStarts::middle`]).
+    pub(crate) fn middle(&self, want: u64) -> Option<(usize, u64)> {
+        self.known.middle(self.row, want)
+    }
+
+    /// Moves past `read`, a batch of up to `want` records: the batch to return now (the
+    /// second half, if any, is returned next).
+    pub(crate) fn advance(&mut self, read: BatchRead, want: u64) -> Option<RecordBatch> {
+        self.pos = read.end;
+        self.row += read.records;
+        self.took(read.records, want);
+        read.split(&mut self.pending)
+    }
+
+    /// Counts `got` records read of `want` asked: fewer end the read (the end of the text).
+    pub(crate) fn took(&mut self, got: u64, want: u64) {
+        self.remaining = if got < want { 0 } else { self.remaining - got };
+    }
+}
+
 /// Reads one batch of up to `want` records from byte `from`: `skip(from, n)` finds the end of
 /// `n` records (and how many there were), `decode(range, n)` decodes the `n` records in
 /// `range`.

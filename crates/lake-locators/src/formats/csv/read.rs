@@ -12,7 +12,9 @@ use super::{Opened, field_error, open_mapped};
 use crate::error::{Error, Result};
 use crate::locator::{BatchIter, ReadRequest};
 use crate::text::encoding::{TextEncoding, feed};
-use crate::text::rowread::{KnownStarts, end_on_error, prepare_rows, read_batch, start_block};
+use crate::text::rowread::{
+    BatchCursor, KnownStarts, NextBatch, end_on_error, prepare_rows, read_batch, start_block,
+};
 use crate::text::scan::FileBytes;
 use crate::text::skip::skip_records;
 
@@ -53,73 +55,49 @@ pub(super) fn read_file(
     let (format, delim) = (h.format, h.delim);
     let known = KnownStarts::new(blocks, &request.rows, data.len());
     Ok(Box::new(CsvBatches {
-        row: request.rows.start,
-        known,
+        at: BatchCursor::new(pos, request.rows.start, remaining, known, batch_size),
         path: path.to_path_buf(),
         format,
         data: o.data,
-        pos,
-        remaining,
         delim,
         schema: o.schema,
         projection: o.projection,
-        batch_size,
         encoding: o.encoding,
-        pending: None,
     }))
 }
 
 /// Lazily decodes the wanted records, one batch at a time.
 struct CsvBatches {
+    at: BatchCursor,
     path: std::path::PathBuf,
     format: &'static str,
     data: Text,
-    pos: usize,
-    /// The local row of the record at `pos`.
-    row: u64,
-    /// Record starts the map knows inside the read.
-    known: KnownStarts,
-    remaining: u64,
     delim: u8,
     schema: SchemaRef,
     projection: Option<Vec<usize>>,
-    batch_size: usize,
     encoding: TextEncoding,
-    /// The second half of a batch decoded in two (see [`read_batch`]), returned next.
-    pending: Option<RecordBatch>,
 }
 
 impl CsvBatches {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
-        if let Some(batch) = self.pending.take() {
-            return Ok(Some(batch));
-        }
-        if self.remaining == 0 || self.pos >= self.data.len() {
-            return Ok(None);
-        }
-        let want = self.remaining.min(self.batch_size as u64);
+        let want = match self.at.begin(self.data.len()) {
+            NextBatch::Ready(batch) => return Ok(batch),
+            NextBatch::Read(want) => want,
+        };
         let skip = |from: usize, records: u64| {
             skip_records(&self.data, from, records, self.delim)
                 .map_err(|e| field_error(&self.path, self.format, e.into(), None))
         };
-        let middle = self.known.middle(self.row, want);
         let read = read_batch(
             &self.path,
             self.format,
-            self.pos,
+            self.at.pos,
             want,
-            middle,
+            self.at.middle(want),
             skip,
             |range, n| self.decode(range, n),
         )?;
-        self.pos = read.end;
-        self.row += read.records;
-        self.remaining = if read.records < want {
-            0
-        } else {
-            self.remaining - read.records
-        };
-        Ok(read.split(&mut self.pending))
+        Ok(self.at.advance(read, want))
     }
 
     /// The `records` records in `range` of the text, decoded with arrow-csv.
@@ -147,7 +125,7 @@ impl Iterator for CsvBatches {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        end_on_error(self.next_batch(), &mut self.remaining)
+        end_on_error(self.next_batch(), &mut self.at.remaining)
     }
 }
 

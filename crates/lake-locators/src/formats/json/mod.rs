@@ -33,8 +33,8 @@ use crate::stats::StatsBuilder;
 use crate::text::blocks::{map_fine, regroup};
 use crate::text::infer::{Columns, null_to_utf8};
 use crate::text::rowread::{
-    KnownStarts, batch_size, check_stride, end_on_error, finish_blocks, prepare_rows,
-    projection_indices, read_batch, schema_for_read, start_block,
+    BatchCursor, KnownStarts, NextBatch, batch_size, check_stride, end_on_error, finish_blocks,
+    prepare_rows, projection_indices, read_batch, schema_for_read, start_block,
 };
 use crate::text::scan::{FileBytes, array_next, bom_len, json_value_end, skip_ws};
 use tok::{ObjError, scan_object_in};
@@ -509,22 +509,23 @@ impl Locator for JsonLocator {
         }
         let known = KnownStarts::new(blocks, &request.rows, data.len());
         Ok(Box::new(JsonBatches {
+            at: BatchCursor::new(
+                pos,
+                request.rows.start,
+                if done {
+                    0
+                } else {
+                    request.rows.end.saturating_sub(request.rows.start)
+                },
+                known,
+                batch_size(request.batch_size),
+            ),
             path: path.to_path_buf(),
             format: lay.format(),
             array: matches!(lay, Layout::Array(_)),
             data,
-            pos,
-            row: request.rows.start,
-            known,
-            remaining: if done {
-                0
-            } else {
-                request.rows.end.saturating_sub(request.rows.start)
-            },
             schema,
             projection,
-            batch_size: batch_size(request.batch_size),
-            pending: None,
         }))
     }
 }
@@ -549,32 +550,21 @@ fn next_element(path: &Path, data: &[u8], pos: usize) -> Result<Option<(usize, u
 
 /// Lazily decodes the wanted rows, one batch at a time.
 struct JsonBatches {
+    at: BatchCursor,
     path: PathBuf,
     format: &'static str,
     array: bool,
     data: FileBytes,
-    pos: usize,
-    /// The local row of the value at `pos`.
-    row: u64,
-    /// Value starts the map knows inside the read.
-    known: KnownStarts,
-    remaining: u64,
     schema: SchemaRef,
     projection: Option<Vec<usize>>,
-    batch_size: usize,
-    /// The second half of a batch of lines decoded in two (see [`read_batch`]), returned next.
-    pending: Option<RecordBatch>,
 }
 
 impl JsonBatches {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
-        if let Some(batch) = self.pending.take() {
-            return Ok(Some(batch));
-        }
-        if self.remaining == 0 || self.pos >= self.data.len() {
-            return Ok(None);
-        }
-        let want = self.remaining.min(self.batch_size as u64);
+        let want = match self.at.begin(self.data.len()) {
+            NextBatch::Ready(batch) => return Ok(batch),
+            NextBatch::Read(want) => want,
+        };
         let decode = |text: &[u8], rows: u64| {
             widen::decode(
                 &self.path,
@@ -590,36 +580,29 @@ impl JsonBatches {
             let read = read_batch(
                 &self.path,
                 self.format,
-                self.pos,
+                self.at.pos,
                 want,
-                self.known.middle(self.row, want),
+                self.at.middle(want),
                 skip,
                 |range, rows| decode(&self.data[range], rows),
             )?;
-            self.pos = read.end;
-            self.row += read.records;
-            self.remaining = if read.records < want {
-                0
-            } else {
-                self.remaining - read.records
-            };
-            return Ok(read.split(&mut self.pending));
+            return Ok(self.at.advance(read, want));
         }
         // The elements of an array, each copied onto a line of its own.
         let mut text = Vec::new();
         let mut got = 0;
         while got < want {
-            match next_element(&self.path, &self.data, self.pos)? {
+            match next_element(&self.path, &self.data, self.at.pos)? {
                 Some((end, next)) => {
-                    text.extend_from_slice(&self.data[self.pos..end]);
+                    text.extend_from_slice(&self.data[self.at.pos..end]);
                     text.push(b'\n');
-                    self.pos = next;
+                    self.at.pos = next;
                     got += 1;
                 }
                 None => break,
             }
         }
-        self.remaining = if got < want { 0 } else { self.remaining - got };
+        self.at.took(got, want);
         decode(&text, got)
     }
 }
@@ -628,7 +611,7 @@ impl Iterator for JsonBatches {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        end_on_error(self.next_batch(), &mut self.remaining)
+        end_on_error(self.next_batch(), &mut self.at.remaining)
     }
 }
 
