@@ -45,10 +45,23 @@ pub(crate) fn check_schema(fb: FbSchema<'_>) -> Result<(), String> {
     Ok(())
 }
 
+/// Why arrow-ipc must not convert `field` (at nesting `depth`), its children included.
 fn check_field(field: FbField<'_>, depth: usize) -> Result<(), String> {
     if depth > MAX_DEPTH {
         return Err(format!("types nested deeper than {MAX_DEPTH} levels"));
     }
+    check_dictionary(field)?;
+    check_type(field)?;
+    if let Some(kids) = field.children() {
+        for child in kids.iter() {
+            check_field(child, depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// The index type of a dictionary-encoded field.
+fn check_dictionary(field: FbField<'_>) -> Result<(), String> {
     if let Some(dictionary) = field.dictionary() {
         let index = dictionary
             .indexType()
@@ -57,15 +70,17 @@ fn check_field(field: FbField<'_>, depth: usize) -> Result<(), String> {
             return Err(format!("dictionary index of {} bits", index.bitWidth()));
         }
     }
-    let missing = |what: &str| format!("a {what} type without its parameters");
-    let children = field.children().map_or(0, |c| c.len());
-    let one_child = |what: &str| {
-        if children == 1 {
-            Ok(())
-        } else {
-            Err(format!("a {what} with {children} children instead of 1"))
-        }
-    };
+    Ok(())
+}
+
+/// The reason for a type table that is missing.
+fn missing(what: &str) -> String {
+    format!("a {what} type without its parameters")
+}
+
+/// The type of `field` (not its children): known, with the parameters and the number of
+/// children arrow-ipc's conversion expects.
+fn check_type(field: FbField<'_>) -> Result<(), String> {
     match field.type_type() {
         Type::Null
         | Type::Bool
@@ -75,7 +90,28 @@ fn check_field(field: FbField<'_>, depth: usize) -> Result<(), String> {
         | Type::Utf8
         | Type::Utf8View
         | Type::LargeUtf8
-        | Type::Struct_ => {}
+        | Type::Struct_ => Ok(()),
+        Type::Int | Type::FixedSizeBinary | Type::FloatingPoint | Type::Decimal => {
+            check_number(field)
+        }
+        Type::Date | Type::Time | Type::Timestamp | Type::Duration | Type::Interval => {
+            check_temporal(field)
+        }
+        Type::List
+        | Type::LargeList
+        | Type::ListView
+        | Type::LargeListView
+        | Type::FixedSizeList
+        | Type::Map
+        | Type::RunEndEncoded => check_nested(field),
+        Type::Union => check_union(field),
+        t => Err(format!("unknown type {t:?}")),
+    }
+}
+
+/// The widths, precision and scale of integer, fixed-size binary, float and decimal types.
+fn check_number(field: FbField<'_>) -> Result<(), String> {
+    match field.type_type() {
         Type::Int => {
             let int = field.type_as_int().ok_or_else(|| missing("integer"))?;
             if !matches!(int.bitWidth(), 8 | 16 | 32 | 64) {
@@ -101,6 +137,30 @@ fn check_field(field: FbField<'_>, depth: usize) -> Result<(), String> {
                 return Err(format!("a float of precision {:?}", float.precision()));
             }
         }
+        Type::Decimal => {
+            let d = field.type_as_decimal().ok_or_else(|| missing("decimal"))?;
+            let max = match d.bitWidth() {
+                32 => 9,
+                64 => 18,
+                128 => 38,
+                256 => 76,
+                w => return Err(format!("a decimal of {w} bits")),
+            };
+            let (p, s) = (d.precision(), d.scale());
+            if !(1..=max).contains(&p) || i8::try_from(s).is_err() || s > p {
+                return Err(format!(
+                    "decimal precision {p} and scale {s} out of range (precision 1 to {max})"
+                ));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The units and widths of date, time, timestamp, duration and interval types.
+fn check_temporal(field: FbField<'_>) -> Result<(), String> {
+    match field.type_type() {
         Type::Date => {
             let date = field.type_as_date().ok_or_else(|| missing("date"))?;
             if !matches!(date.unit(), DateUnit::DAY | DateUnit::MILLISECOND) {
@@ -145,6 +205,22 @@ fn check_field(field: FbField<'_>, depth: usize) -> Result<(), String> {
                 return Err(format!("an interval of unit {:?}", i.unit()));
             }
         }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The children of list, map and run-end encoded types, and the size of a fixed-size list.
+fn check_nested(field: FbField<'_>) -> Result<(), String> {
+    let children = field.children().map_or(0, |c| c.len());
+    let one_child = |what: &str| {
+        if children == 1 {
+            Ok(())
+        } else {
+            Err(format!("a {what} with {children} children instead of 1"))
+        }
+    };
+    match field.type_type() {
         Type::List => one_child("list")?,
         Type::LargeList => one_child("large list")?,
         Type::ListView => one_child("list view")?,
@@ -162,52 +238,33 @@ fn check_field(field: FbField<'_>, depth: usize) -> Result<(), String> {
             one_child("map")?;
             field.type_as_map().ok_or_else(|| missing("map"))?;
         }
-        Type::RunEndEncoded => {
-            if children != 2 {
-                return Err(format!(
-                    "a run-end encoded type with {children} children instead of 2"
-                ));
-            }
+        Type::RunEndEncoded if children != 2 => {
+            return Err(format!(
+                "a run-end encoded type with {children} children instead of 2"
+            ));
         }
-        Type::Decimal => {
-            let d = field.type_as_decimal().ok_or_else(|| missing("decimal"))?;
-            let max = match d.bitWidth() {
-                32 => 9,
-                64 => 18,
-                128 => 38,
-                256 => 76,
-                w => return Err(format!("a decimal of {w} bits")),
-            };
-            let (p, s) = (d.precision(), d.scale());
-            if !(1..=max).contains(&p) || i8::try_from(s).is_err() || s > p {
-                return Err(format!(
-                    "decimal precision {p} and scale {s} out of range (precision 1 to {max})"
-                ));
-            }
-        }
-        Type::Union => {
-            let u = field.type_as_union().ok_or_else(|| missing("union"))?;
-            if !matches!(u.mode(), UnionMode::Sparse | UnionMode::Dense) {
-                return Err(format!("a union of mode {:?}", u.mode()));
-            }
-            if let Some(ids) = u.typeIds() {
-                let ids: Vec<i32> = ids.iter().collect();
-                let mut seen = ids.clone();
-                seen.sort_unstable();
-                seen.dedup();
-                if ids.len() != children
-                    || seen.len() != ids.len()
-                    || ids.iter().any(|&i| !(0..=127).contains(&i))
-                {
-                    return Err("a union whose type ids do not fit its children".into());
-                }
-            }
-        }
-        t => return Err(format!("unknown type {t:?}")),
+        _ => {}
     }
-    if let Some(kids) = field.children() {
-        for child in kids.iter() {
-            check_field(child, depth + 1)?;
+    Ok(())
+}
+
+/// A union's mode, and type ids that fit its children.
+fn check_union(field: FbField<'_>) -> Result<(), String> {
+    let children = field.children().map_or(0, |c| c.len());
+    let u = field.type_as_union().ok_or_else(|| missing("union"))?;
+    if !matches!(u.mode(), UnionMode::Sparse | UnionMode::Dense) {
+        return Err(format!("a union of mode {:?}", u.mode()));
+    }
+    if let Some(ids) = u.typeIds() {
+        let ids: Vec<i32> = ids.iter().collect();
+        let mut seen = ids.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        if ids.len() != children
+            || seen.len() != ids.len()
+            || ids.iter().any(|&i| !(0..=127).contains(&i))
+        {
+            return Err("a union whose type ids do not fit its children".into());
         }
     }
     Ok(())
