@@ -1,5 +1,5 @@
-//! The coordinator of `cargo xtask bench sql --workers N` (feature `grpc`): registers a lake
-//! in a one-node session and in a session on the `bazan worker` processes given, then reads
+//! The coordinator of `cargo xtask bench sql --workers N` (feature `grpc`): maps the lake
+//! when it has no map (as `sql_bench` does), registers it in a one-node session and in a session on the `bazan worker` processes given, then reads
 //! one request a line from stdin and answers each with one JSON line on stdout, so that the
 //! caller can read the CPU time of every process between two requests.
 //!
@@ -38,6 +38,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let threads: usize = threads.parse()?;
     let runs: usize = runs.parse::<usize>()?.max(1);
     let urls: Vec<&str> = workers.split(',').collect();
+    if !Path::new(lake).join(".br_map.bazan").exists() {
+        // As `sql_bench` maps it, so that both benches read the same map.
+        bazan::create_map(Path::new(lake), &bazan::CreateOptions::default())?;
+    }
     let one = bazan_sql::SqlSession::with_threads(threads)?;
     let t = Instant::now();
     one.register_lake("lake", Path::new(lake))?;

@@ -232,17 +232,6 @@ pub fn run(n: usize) -> anyhow::Result<()> {
         .join("bench-data")
         .join("bazan-sql-workers");
     std::fs::copy(release.join("bazan"), &bin).context("cannot copy the bazan binary")?;
-    if !lake.join(".br_map.bazan").exists() {
-        println!("sql --workers: mapping {} (once)", lake.display());
-        let status = Command::new(&bin)
-            .arg("map")
-            .arg("create")
-            .arg(&lake)
-            .status()?;
-        if !status.success() {
-            bail!("bazan map create {} failed", lake.display());
-        }
-    }
     let workers = (0..n)
         .map(|_| Worker::start(&bin, worker_threads))
         .collect::<anyhow::Result<Vec<_>>>()?;
