@@ -167,7 +167,7 @@ pub(crate) struct EntryHead<'a> {
     pub(crate) mtime_ms: i64,
     pub(crate) row_count: u64,
     pub(crate) first_global_row: u64,
-    pub(crate) has_blake3: bool,
+    pub(crate) blake3: Option<&'a str>,
     pub(crate) has_stats: bool,
     pub(crate) has_schema: bool,
 }
@@ -606,7 +606,7 @@ impl LakeMap {
             mtime_ms: c.mtime_ms.value(i),
             row_count: c.row_count.value(i) as u64,
             first_global_row: c.first_global_row.value(i) as u64,
-            has_blake3: !c.blake3.is_null(i),
+            blake3: opt_str(&c.blake3, i),
             has_stats: !c.stats_json.is_null(i),
             has_schema: !c.schema_json.is_null(i),
         }

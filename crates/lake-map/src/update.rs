@@ -212,7 +212,7 @@ pub fn update_map_with(root: &Path, options: &UpdateOptions) -> Result<UpdateRep
         .filter_map(|(k, p)| match p {
             Plan::Hash(_) if is_cancelled(cancel) => None,
             Plan::Hash(i) => {
-                let expected = old.entry(*i).blake3.unwrap_or_default();
+                let expected = old.head(*i).blake3.unwrap_or_default();
                 let same = hash_file(&root.join(&found.files[k].path))
                     .is_ok_and(|d| d.eq_ignore_ascii_case(expected));
                 Some((k, same))
@@ -282,10 +282,9 @@ pub fn update_map_with(root: &Path, options: &UpdateOptions) -> Result<UpdateRep
             _ => {}
         }
     }
-    let removed: Vec<String> = old
-        .entries()
-        .filter(|e| !seen[e.index])
-        .map(|e| e.path.to_string())
+    let removed: Vec<String> = (0..old.total_files())
+        .filter(|&i| !seen[i])
+        .map(|i| old.head(i).path.to_string())
         .collect();
     // Kept entries come column by column from the old map, the others from their new
     // entries; a file that failed fails the update, or with `skip_errors` is left out.
@@ -453,7 +452,7 @@ fn reusable(old: &LakeMap, i: usize, f: &DiscoveredFile, config: &MapConfig) -> 
     let locator = &f.handler.locator;
     let same_handler = locator.name() == e.format || locator.formats().contains(&e.format);
     let stats_ok = e.has_stats != config.stats_columns.is_none();
-    let digest_ok = (config.fingerprint == Fingerprint::Blake3) == e.has_blake3;
+    let digest_ok = (config.fingerprint == Fingerprint::Blake3) == e.blake3.is_some();
     old.map_schema() == MAP_SCHEMA
         && same_handler
         && stats_ok

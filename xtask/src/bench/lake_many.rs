@@ -358,6 +358,14 @@ fn one(lake: &ManyLake, threads: usize, duck: bool) -> anyhow::Result<()> {
         t_one.as_secs_f64(),
         t_create.as_secs_f64() / t_one.as_secs_f64()
     );
+    // The update splices the old file: record batches after a change in row count keep their
+    // first rows uncompressed. The load, locate and doctor below read this map.
+    let spliced_bytes = fs::metadata(root.join(".br_map.bazan"))?.len();
+    println!(
+        "  map file after the updates                 {:>8.1} MB  {:.0} bytes per file",
+        spliced_bytes as f64 / 1e6,
+        spliced_bytes as f64 / n
+    );
 
     // Load, locate as a process, doctor.
     let (t_load, m) = best(20, || Ok(load_map(root)?))?;
