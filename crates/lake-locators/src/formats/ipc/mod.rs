@@ -43,6 +43,9 @@ pub(crate) enum Src<'a> {
     File(&'a File),
     /// The file's bytes, as long as the length the reads are checked against.
     Mapped(&'a [u8]),
+    /// Parts of a file that is not on this machine, fetched by range: each part's bytes
+    /// from its file offset on ([`ranged`]).
+    Parts(&'a [(u64, bytes::Bytes)]),
 }
 
 impl<'a> From<&'a File> for Src<'a> {
@@ -80,6 +83,9 @@ pub(crate) fn read_at<'a>(
             .and_then(|(s, e)| bytes.get(s..e))
             .map(<[u8]>::to_vec)
             .ok_or_else(past_end),
+        Src::Parts(parts) => ranged::part(parts, offset, end)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| ranged::not_fetched(path, offset, end)),
         Src::File(file) => {
             let mut buf = vec![0; len as usize];
             read_exact_at(file, &mut buf, offset).map_err(|e| Error::io(path, e))?;
@@ -174,7 +180,8 @@ fn check_block(path: &Path, src: Src<'_>, len: u64, b: &FooterBlock) -> Result<(
 
 /// The footer of an IPC file: schema, dictionary and record batch blocks, every block checked
 /// to lie inside the file.
-fn read_footer(path: &Path, file: &File, len: u64) -> Result<Footer> {
+fn read_footer<'a>(path: &Path, file: impl Into<Src<'a>>, len: u64) -> Result<Footer> {
+    let file = file.into();
     let bad = |msg: String, at: u64| Error::malformed(path, FILE_FORMAT, msg).at_byte(at);
     if len < 18 {
         return Err(bad(
@@ -300,16 +307,18 @@ fn message_bytes<'a>(
 
 /// Row counts of the footer's record batches, from their message headers.
 /// Each batch header is checked against `schema` (see [`check::check_batch`]).
-fn batch_rows(
+fn batch_rows<'a>(
     path: &Path,
-    file: &File,
+    file: impl Into<Src<'a>>,
     len: u64,
     schema: &Schema,
     blocks: &[FooterBlock],
 ) -> Result<Vec<Block>> {
+    let file = file.into();
     // From a cold cache each header read below would wait for the disk in turn: all of them
     // are asked for at once first (the headers are small and spread over the file).
     if blocks.len() > 1
+        && matches!(file, Src::File(_))
         && let Ok(map) = FileBytes::open(path)
     {
         map.prefetch_ranges(blocks.iter().map(|b| {
@@ -320,29 +329,43 @@ fn batch_rows(
     let mut out = Vec::with_capacity(blocks.len());
     let mut first_row = 0u64;
     for (i, b) in blocks.iter().enumerate() {
-        let meta = read_at(
-            path,
-            FILE_FORMAT,
-            file,
-            len,
-            b.offset,
-            b.meta_len,
-            "batch header",
-        )?;
-        let msg = message_bytes(path, FILE_FORMAT, &meta, b.offset)?;
-        let rows = record_batch_rows(path, FILE_FORMAT, msg, b.offset)
-            .map_err(|e| e.in_block(i as u64))?;
-        if let Ok(message) = arrow_ipc::root_as_message(msg) {
-            check::check_batch(schema, &message, b.body_len).map_err(|m| {
-                Error::malformed(path, FILE_FORMAT, m)
-                    .at_byte(b.offset)
-                    .in_block(i as u64)
-            })?;
-        }
+        let rows = batch_header_rows(path, file, len, schema, b, i)?;
         out.push(Block::rows(i as u64, first_row, rows));
         first_row += rows;
     }
     Ok(out)
+}
+
+/// The row count of footer record batch `i` (`b`), from its message header, checked against
+/// `schema` (see [`check::check_batch`]).
+fn batch_header_rows(
+    path: &Path,
+    file: Src<'_>,
+    len: u64,
+    schema: &Schema,
+    b: &FooterBlock,
+    i: usize,
+) -> Result<u64> {
+    let meta = read_at(
+        path,
+        FILE_FORMAT,
+        file,
+        len,
+        b.offset,
+        b.meta_len,
+        "batch header",
+    )?;
+    let msg = message_bytes(path, FILE_FORMAT, &meta, b.offset)?;
+    let rows =
+        record_batch_rows(path, FILE_FORMAT, msg, b.offset).map_err(|e| e.in_block(i as u64))?;
+    if let Ok(message) = arrow_ipc::root_as_message(msg) {
+        check::check_batch(schema, &message, b.body_len).map_err(|m| {
+            Error::malformed(path, FILE_FORMAT, m)
+                .at_byte(b.offset)
+                .in_block(i as u64)
+        })?;
+    }
+    Ok(rows)
 }
 
 /// The row count of a RecordBatch message.
@@ -432,6 +455,19 @@ impl Locator for ArrowFileLocator {
         })
     }
 
+    fn index_ranged(
+        &self,
+        path: &Path,
+        size: u64,
+        read: &crate::RangeRead,
+        options: &IndexOptions,
+    ) -> Option<Result<FileIndex>> {
+        // Format libraries may panic on malformed input; that becomes a typed error.
+        Some(columnar::guard(path, FILE_FORMAT, || {
+            ranged::index(path, size, read, options)
+        }))
+    }
+
     fn read(&self, path: &Path, request: &ReadRequest<'_>) -> Result<BatchIter> {
         // Format libraries may panic on malformed input; that becomes a typed error.
         columnar::guard(path, FILE_FORMAT, || {
@@ -519,6 +555,7 @@ impl Locator for ArrowFileLocator {
 }
 
 mod check;
+mod ranged;
 mod stats;
 mod take;
 
