@@ -264,6 +264,7 @@ impl<'a> BodyScan<'a> {
     }
 
     /// The record at `pos` by the general path (quoted fields, doubled quotes).
+    #[inline(always)]
     fn quoted_record(&mut self, pos: usize) -> Result<(usize, usize)> {
         let (path, h, stats) = (self.path, self.h, self.stats);
         let cols = &mut self.cols;
@@ -312,6 +313,7 @@ impl<'a> BodyScan<'a> {
         self.until_sample -= 1;
     }
 
+    #[inline(always)]
     fn finish(mut self) -> Body {
         if self.per_block && !self.blocks.is_empty() {
             let b = self.cols.flush_block();

@@ -97,6 +97,7 @@ struct WalkScan {
 }
 
 impl WalkScan {
+    #[inline(always)]
     fn new(scan: &ValueScan<'_>) -> Self {
         let mut cols = Columns::default();
         if scan.lazy {
@@ -140,6 +141,7 @@ impl WalkScan {
         starts
     }
 
+    #[inline(always)]
     fn finish(self, lay: Layout) -> ValuesFound {
         let walked = match self.walker {
             WalkState::On(w) if self.nested && lay == Layout::Lines => Some(*w),
@@ -201,6 +203,7 @@ struct LineScan {
 }
 
 impl LineScan {
+    #[inline(always)]
     fn new() -> Self {
         LineScan {
             ascii_to: 0,
@@ -488,6 +491,7 @@ impl WalkScan {
 }
 
 /// The elements of the array opened at `open` (or of a range of one, as `scan.part` says).
+#[inline(always)]
 fn scan_array(scan: &ValueScan<'_>, open: usize, st: &mut WalkScan) -> Result<()> {
     let ValueScan {
         path, data, part, ..
