@@ -3,7 +3,7 @@
 //! in-band like GORILLA.
 
 use super::bits::{BitReader, BitWriter};
-use super::{BitsValue, Decoder, Encoder, IntValue};
+use super::{BitsValue, Decoder, Encoder, IntValue, XorItems, decode_xor};
 use crate::error::{Error, Result};
 
 /// Leading-zero classes (decoding table).
@@ -295,31 +295,41 @@ fn load128(data: &[u8], pos: usize) -> u128 {
     }
 }
 
+impl<V: BitsValue> XorItems<V> for ChimpDecoder<'_, V> {
+    fn started(&self) -> bool {
+        self.started
+    }
+
+    fn done(&self) -> bool {
+        self.done
+    }
+
+    fn set_done(&mut self) {
+        self.done = true;
+    }
+
+    fn first(&mut self) -> Result<u64> {
+        let w = <V::Int as IntValue>::BITS;
+        self.stored = self.r.read_bits(w, "CHIMP first value")?;
+        self.ring[0] = self.stored;
+        self.started = true;
+        Ok(self.stored)
+    }
+
+    #[inline(always)]
+    fn decode_fast(&mut self, out: &mut Vec<V>, max: usize) -> usize {
+        Self::decode_fast(self, out, max)
+    }
+
+    #[inline(always)]
+    fn next_bits(&mut self) -> Result<u64> {
+        Self::next_bits(self)
+    }
+}
+
 impl<V: BitsValue> Decoder<V> for ChimpDecoder<'_, V> {
     fn decode(&mut self, out: &mut Vec<V>, max: usize) -> Result<usize> {
-        let w = <V::Int as IntValue>::BITS;
-        let mut n = 0;
-        if self.done || max == 0 {
-            return Ok(0);
-        }
-        if !self.started {
-            self.stored = self.r.read_bits(w, "CHIMP first value")?;
-            self.ring[0] = self.stored;
-            self.started = true;
-            out.push(V::from_int(<V::Int as IntValue>::from_bits(self.stored)));
-            n += 1;
-        }
-        n += self.decode_fast(out, max - n);
-        while n < max && !self.done {
-            let bits = self.next_bits()?;
-            if bits == V::TERMINATOR {
-                self.done = true;
-                break;
-            }
-            out.push(V::from_int(<V::Int as IntValue>::from_bits(bits)));
-            n += 1;
-        }
-        Ok(n)
+        decode_xor(self, out, max)
     }
 
     fn skip(&mut self, n: usize) -> Result<usize> {

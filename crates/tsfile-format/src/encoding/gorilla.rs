@@ -2,7 +2,7 @@
 //! bits), with its in-band terminator (INT_MIN, LONG_MIN or the canonical NaN).
 
 use super::bits::{BitReader, BitWriter, peek128_at};
-use super::{BitsValue, Decoder, Encoder, IntValue};
+use super::{BitsValue, Decoder, Encoder, IntValue, XorItems, decode_xor};
 use crate::error::{Error, Result};
 
 /// Bits of the leading-zero and significant-bit fields: 5 for 32-bit, 6 for 64-bit values.
@@ -157,30 +157,40 @@ impl<V: BitsValue> GorillaDecoder<'_, V> {
     }
 }
 
+impl<V: BitsValue> XorItems<V> for GorillaDecoder<'_, V> {
+    fn started(&self) -> bool {
+        self.started
+    }
+
+    fn done(&self) -> bool {
+        self.done
+    }
+
+    fn set_done(&mut self) {
+        self.done = true;
+    }
+
+    fn first(&mut self) -> Result<u64> {
+        let w = <V::Int as IntValue>::BITS;
+        self.prev = self.r.read_bits(w, "GORILLA first value")?;
+        self.started = true;
+        Ok(self.prev)
+    }
+
+    #[inline(always)]
+    fn decode_fast(&mut self, out: &mut Vec<V>, max: usize) -> usize {
+        Self::decode_fast(self, out, max)
+    }
+
+    #[inline(always)]
+    fn next_bits(&mut self) -> Result<u64> {
+        Self::next_bits(self)
+    }
+}
+
 impl<V: BitsValue> Decoder<V> for GorillaDecoder<'_, V> {
     fn decode(&mut self, out: &mut Vec<V>, max: usize) -> Result<usize> {
-        let w = <V::Int as IntValue>::BITS;
-        let mut n = 0;
-        if self.done || max == 0 {
-            return Ok(0);
-        }
-        if !self.started {
-            self.prev = self.r.read_bits(w, "GORILLA first value")?;
-            self.started = true;
-            out.push(V::from_int(<V::Int as IntValue>::from_bits(self.prev)));
-            n += 1;
-        }
-        n += self.decode_fast(out, max - n);
-        while n < max && !self.done {
-            let bits = self.next_bits()?;
-            if bits == V::TERMINATOR {
-                self.done = true;
-                break;
-            }
-            out.push(V::from_int(<V::Int as IntValue>::from_bits(bits)));
-            n += 1;
-        }
-        Ok(n)
+        decode_xor(self, out, max)
     }
 
     fn skip(&mut self, n: usize) -> Result<usize> {

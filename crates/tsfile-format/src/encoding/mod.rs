@@ -557,6 +557,55 @@ impl FloatValue for f64 {
     }
 }
 
+/// The item side of an XOR decoder (GORILLA, CHIMP): a first value stored whole, then one
+/// item per value, ended by the in-band terminator ([`BitsValue::TERMINATOR`]).
+/// [`decode_xor`] is the one decoding loop of both.
+pub(crate) trait XorItems<V: BitsValue> {
+    /// True once the first value was read.
+    fn started(&self) -> bool;
+    /// True once the terminator was met (or the stream is empty).
+    fn done(&self) -> bool;
+    /// Notes that the terminator was met.
+    fn set_done(&mut self);
+    /// Reads the first value's bit pattern and starts the state from it.
+    fn first(&mut self) -> Result<u64>;
+    /// Appends up to `max` values by the decoder's fast path while it can (possibly none,
+    /// setting `done` at the terminator) and returns how many.
+    fn decode_fast(&mut self, out: &mut Vec<V>, max: usize) -> usize;
+    /// The next item's bit pattern by the checked path.
+    fn next_bits(&mut self) -> Result<u64>;
+}
+
+/// [`Decoder::decode`] of an XOR decoder: the first value, the fast path, then the checked
+/// path up to `max` values or the terminator.
+#[inline(always)]
+pub(crate) fn decode_xor<V: BitsValue, D: XorItems<V>>(
+    d: &mut D,
+    out: &mut Vec<V>,
+    max: usize,
+) -> Result<usize> {
+    let value = |bits: u64| V::from_int(<V::Int as IntValue>::from_bits(bits));
+    let mut n = 0;
+    if d.done() || max == 0 {
+        return Ok(0);
+    }
+    if !d.started() {
+        out.push(value(d.first()?));
+        n += 1;
+    }
+    n += d.decode_fast(out, max - n);
+    while n < max && !d.done() {
+        let bits = d.next_bits()?;
+        if bits == V::TERMINATOR {
+            d.set_done();
+            break;
+        }
+        out.push(value(bits));
+        n += 1;
+    }
+    Ok(n)
+}
+
 /// A value the bit-pattern codecs (GORILLA, CHIMP, SPRINTZ, RLBE) carry: an integer, or a
 /// float by its raw bits.
 pub trait BitsValue: Copy + Default + PartialEq + std::fmt::Debug + Send + 'static {
