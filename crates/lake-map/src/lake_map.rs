@@ -18,7 +18,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lake_locators::{Block, Stats};
 pub(crate) use rebuild::EntryFrom;
 use serde_json::Value;
-pub(crate) use text_column::{ChunkDecoder, TextColumn};
+pub(crate) use text_column::{ChunkDecoder, DAMAGED, TextColumn};
 
 use crate::config::{MapConfig, stats_columns_to_json};
 use crate::discovery::check_entry_paths;

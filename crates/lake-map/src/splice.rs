@@ -24,7 +24,7 @@ use arrow_ipc::writer::{
 };
 use arrow_schema::{DataType, Schema};
 
-use crate::lake_map::{EntryFrom, LakeMap, MapEntry, entries_to_batch};
+use crate::lake_map::{DAMAGED, EntryFrom, LakeMap, MapEntry, entries_to_batch};
 
 /// A record batch message of the old file.
 struct OldBatch {
@@ -148,14 +148,23 @@ pub(crate) fn spliced(
                             EntryFrom::Old { index, mtime_ms } => {
                                 let mut e = old.entry(index).to_owned_entry();
                                 e.mtime_ms = mtime_ms;
-                                e
+                                // A value that cannot be read is not written again: the
+                                // whole map is then rebuilt, which names it.
+                                let damaged = [Some(&e.row_groups_json), e.stats_json.as_ref()]
+                                    .into_iter()
+                                    .chain([e.schema_json.as_ref()])
+                                    .any(|v| v.is_some_and(|v| v == DAMAGED));
+                                if damaged {
+                                    return None;
+                                }
+                                Some(e)
                             }
-                            EntryFrom::New(j) => fresh[j].clone(),
-                        };
+                            EntryFrom::New(j) => Some(fresh.get(j)?.clone()),
+                        }?;
                         e.first_global_row = firsts[p] as u64;
-                        e
+                        Some(e)
                     })
-                    .collect();
+                    .collect::<Option<_>>()?;
                 let batch = stored_batch(&entries, old, &schema, dictionary.as_ref())?;
                 // The tracker numbers the dictionaries as it meets them in the schema; the
                 // dictionary it encodes is the old file's, copied above, and left out.
@@ -218,7 +227,10 @@ fn layout(old: &LakeMap, from: &[EntryFrom], batches: &[OldBatch]) -> Option<Vec
     let mut copied: Vec<Option<usize>> = batches
         .iter()
         .map(|b| {
-            let p = position[b.rows.start]?;
+            if b.rows.is_empty() {
+                return None;
+            }
+            let p = (*position.get(b.rows.start)?)?;
             b.rows
                 .clone()
                 .all(|i| position[i] == Some(p + (i - b.rows.start)))
