@@ -18,6 +18,7 @@ pub mod locators_rows;
 pub mod python;
 pub mod remote;
 pub mod sql;
+pub mod sql_queries;
 pub mod sql_workers;
 pub mod timing;
 pub mod tsfile;

@@ -19,6 +19,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
+use super::sql_queries::{FACTS, OurQueries, queries_from};
 use super::timing::{duckdb_connect, python_imports, python_seconds};
 
 /// Runs the benchmark (with `--workers N`: [`super::sql_workers::run`]).
@@ -149,63 +150,11 @@ pub fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The bench's queries on our side, with the names it prints.
-pub(super) struct OurQueries {
-    /// `(name, query)` of each figure.
-    pub(super) queries: Vec<(&'static str, String)>,
-    /// The `id` range of the selective filter.
-    pub(super) id_range: (i64, i64),
-}
-
 /// The five queries of the bench on the lake at `lake`, after the facts they need (answered
 /// from the map, by `sql_bench`).
 pub(super) fn our_queries(lake: &Path, threads: usize) -> anyhow::Result<OurQueries> {
     let facts = ours(lake, threads, 1, &FACTS.map(String::from))?;
     Ok(queries_from(cell_i64(&facts, 0)?, cell_i64(&facts, 1)?))
-}
-
-/// The queries whose first cells [`queries_from`] takes: the first `_gid` of `p08.csv` and
-/// the least `id` of `p04.csv`.
-pub(super) const FACTS: [&str; 2] = [
-    "select min(_gid) from lake where _path = 'p08.csv'",
-    "select min(id), max(id) from lake where _path = 'p04.csv'",
-];
-
-/// The five queries, from the answers to [`FACTS`].
-pub(super) fn queries_from(first_p08: i64, id_lo: i64) -> OurQueries {
-    let g = first_p08 + 2_900_000;
-    let (a, b) = (id_lo + 1_000_000, id_lo + 1_009_999);
-    let not_arrow = "_path not like '%.arrow'";
-    let queries = vec![
-        (
-            "count(*) of the lake (CSV+NDJSON+Parquet)",
-            format!("select count(*) from lake where {not_arrow}"),
-        ),
-        (
-            "100 rows by _gid deep in a 3M-row CSV",
-            format!("select * from lake where _gid between {g} and {}", g + 99),
-        ),
-        (
-            "selective filter on sorted id (10,000 rows)",
-            format!(
-                "select count(*), sum(v) from lake where id between {a} and {b} and {not_arrow}"
-            ),
-        ),
-        (
-            "group by code over the Parquet files",
-            "select code, count(*), sum(v), avg(x) from lake where _path like '%.parquet' group by code"
-                .to_string(),
-        ),
-        (
-            "group by code over the CSV+NDJSON files",
-            "select code, count(*), sum(v), avg(x) from lake where _path like '%.csv' or _path like '%.ndjson' group by code"
-                .to_string(),
-        ),
-    ];
-    OurQueries {
-        queries,
-        id_range: (a, b),
-    }
 }
 
 /// Runs the example binary on the lake (creating the map first when it has none) and

@@ -258,7 +258,7 @@ pub fn run(n: usize) -> anyhow::Result<()> {
     let register = first["register_seconds"].as_f64().unwrap_or(f64::NAN);
     let pid = coordinator.child.id();
     let mut facts = Vec::new();
-    for q in super::sql::FACTS {
+    for q in super::sql_queries::FACTS {
         let r = coordinator.ask("one", q)?;
         facts.push(
             r["first"]
@@ -266,7 +266,10 @@ pub fn run(n: usize) -> anyhow::Result<()> {
                 .with_context(|| format!("{q}: no integer"))?,
         );
     }
-    queries.splice(0..0, super::sql::queries_from(facts[0], facts[1]).queries);
+    queries.splice(
+        0..0,
+        super::sql_queries::queries_from(facts[0], facts[1]).queries,
+    );
 
     // Each run of a request is `runs` timed runs after one warm-up.
     let per = (runs + 1) as f64;
