@@ -13,7 +13,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use lake_map::discovery::{WalkError, check_entry_path, discover_lenient, mtime_ms};
-use lake_map::{Entry, Fingerprint, HandlerRegistry, LakeMap, ProgressTally, hash_file, load_map};
+use lake_map::{Fingerprint, HandlerRegistry, LakeMap, ProgressTally, hash_file, load_map};
 use rayon::prelude::*;
 
 use crate::error::Result;
@@ -85,7 +85,10 @@ pub fn diagnose(map: &LakeMap, options: &DoctorOptions) -> Result<DoctorReport> 
 
     let mut states: Vec<Option<State>> = Vec::with_capacity(map.total_files());
     let mut to_hash: Vec<ToHash<'_>> = Vec::new();
-    for entry in map.entries() {
+    // The entries' paths, sizes, mtimes and digests only: their blocks, statistics and
+    // schemas stay compressed in the map file.
+    for index in 0..map.total_files() {
+        let entry = map.head(index);
         let now = match on_disk.get(entry.path) {
             Some(&i) => {
                 indexed[i] = true;
@@ -104,14 +107,14 @@ pub fn diagnose(map: &LakeMap, options: &DoctorOptions) -> Result<DoctorReport> 
             Ok((full, size, _)) => match entry.blake3 {
                 Some(expected) => {
                     to_hash.push(ToHash {
-                        index: entry.index,
+                        index,
                         full: full.unwrap_or_else(|| root.join(entry.path)),
                         size,
                         expected,
                     });
                     None
                 }
-                None => Some(State::Error(no_digest(root, &entry))),
+                None => Some(State::Error(no_digest(root, entry.path))),
             },
         };
         states.push(state);
@@ -145,7 +148,7 @@ pub fn diagnose(map: &LakeMap, options: &DoctorOptions) -> Result<DoctorReport> 
                     };
                     (
                         State::Error(PathError {
-                            path: map.entry(h.index).path.to_string(),
+                            path: map.head(h.index).path.to_string(),
                             kind: ErrorKind::Unreadable,
                             message: format!("{}: cannot hash: {cause}", h.full.display()),
                         }),
@@ -163,7 +166,8 @@ pub fn diagnose(map: &LakeMap, options: &DoctorOptions) -> Result<DoctorReport> 
         report.hashed_bytes += read;
     }
 
-    for (entry, state) in map.entries().zip(states) {
+    for (index, state) in states.into_iter().enumerate() {
+        let entry = map.head(index);
         match state {
             Some(State::Healthy) => report.healthy += 1,
             Some(State::Modified) => report.modified.push(entry.path.to_string()),
@@ -193,13 +197,13 @@ pub fn diagnose(map: &LakeMap, options: &DoctorOptions) -> Result<DoctorReport> 
     Ok(report)
 }
 
-fn no_digest(root: &Path, entry: &Entry<'_>) -> PathError {
+fn no_digest(root: &Path, path: &str) -> PathError {
     PathError {
-        path: entry.path.to_string(),
+        path: path.to_string(),
         kind: ErrorKind::NoDigest,
         message: format!(
             "{}: the map's fingerprint is blake3 but the entry has no digest",
-            root.join(entry.path).display()
+            root.join(path).display()
         ),
     }
 }

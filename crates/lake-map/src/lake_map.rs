@@ -158,18 +158,28 @@ impl Entry<'_> {
     }
 }
 
-/// What [`LakeMap::head`] reads of an entry.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct EntryHead<'a> {
-    pub(crate) path: &'a str,
-    pub(crate) format: &'a str,
-    pub(crate) size_bytes: u64,
-    pub(crate) mtime_ms: i64,
-    pub(crate) row_count: u64,
-    pub(crate) first_global_row: u64,
-    pub(crate) blake3: Option<&'a str>,
-    pub(crate) has_stats: bool,
-    pub(crate) has_schema: bool,
+/// The fields of an entry that a check of its file needs ([`LakeMap::head`]), read without
+/// its blocks, statistics or schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryHead<'a> {
+    /// Path relative to the lake root, `/`-separated.
+    pub path: &'a str,
+    /// Handler name.
+    pub format: &'a str,
+    /// Size in bytes when indexed.
+    pub size_bytes: u64,
+    /// Modification time in ms since the Unix epoch when indexed.
+    pub mtime_ms: i64,
+    /// Rows in the file.
+    pub row_count: u64,
+    /// Global index of the file's first row.
+    pub first_global_row: u64,
+    /// BLAKE3 digest (fingerprint `blake3` only).
+    pub blake3: Option<&'a str>,
+    /// True when the entry stores statistics.
+    pub has_stats: bool,
+    /// True when the entry stores its schema.
+    pub has_schema: bool,
 }
 
 /// Where a global row lives: the entry index, the row within the file, and its block.
@@ -594,10 +604,11 @@ impl LakeMap {
         }
     }
 
-    /// Entry `i`'s fields that an update compares with the file, without reading its
-    /// blocks, statistics or schema (whose presence is known from the map file's metadata
-    /// for most record batches). Panics when out of range, like slice indexing.
-    pub(crate) fn head(&self, i: usize) -> EntryHead<'_> {
+    /// Entry `i`'s fields that an update or a check compares with the file, without
+    /// reading its blocks, statistics or schema (whose presence the map file's metadata
+    /// states for most record batches): what [`LakeMap::entry`] costs a record batch's
+    /// JSON decompression for. Panics when out of range, like slice indexing.
+    pub fn head(&self, i: usize) -> EntryHead<'_> {
         let c = &self.cols;
         EntryHead {
             path: c.path.value(i),

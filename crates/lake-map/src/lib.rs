@@ -37,7 +37,9 @@ pub use error::{Error, Result};
 pub use etag::ETAG_COLUMN;
 pub use handlers::{Handler, HandlerRegistry};
 pub use lake_locators::StatsColumns;
-pub use lake_map::{Entry, LakeMap, Location, MapEntry, Segment, assign_first_global_rows};
+pub use lake_map::{
+    Entry, EntryHead, LakeMap, Location, MapEntry, Segment, assign_first_global_rows,
+};
 pub use map_file::{MAP_SCHEMA, load_map, load_map_file, map_schema, write_map, write_map_to};
 pub use read::FileSlice;
 pub use source::{EntrySource, ReadNeed, SourceEntry};
