@@ -329,43 +329,11 @@ fn batch_rows<'a>(
     let mut out = Vec::with_capacity(blocks.len());
     let mut first_row = 0u64;
     for (i, b) in blocks.iter().enumerate() {
-        let rows = batch_header_rows(path, file, len, schema, b, i)?;
+        let rows = header::batch_header_rows(path, file, len, schema, b, i)?;
         out.push(Block::rows(i as u64, first_row, rows));
         first_row += rows;
     }
     Ok(out)
-}
-
-/// The row count of footer record batch `i` (`b`), from its message header, checked against
-/// `schema` (see [`check::check_batch`]).
-fn batch_header_rows(
-    path: &Path,
-    file: Src<'_>,
-    len: u64,
-    schema: &Schema,
-    b: &FooterBlock,
-    i: usize,
-) -> Result<u64> {
-    let meta = read_at(
-        path,
-        FILE_FORMAT,
-        file,
-        len,
-        b.offset,
-        b.meta_len,
-        "batch header",
-    )?;
-    let msg = message_bytes(path, FILE_FORMAT, &meta, b.offset)?;
-    let rows =
-        record_batch_rows(path, FILE_FORMAT, msg, b.offset).map_err(|e| e.in_block(i as u64))?;
-    if let Ok(message) = arrow_ipc::root_as_message(msg) {
-        check::check_batch(schema, &message, b.body_len).map_err(|m| {
-            Error::malformed(path, FILE_FORMAT, m)
-                .at_byte(b.offset)
-                .in_block(i as u64)
-        })?;
-    }
-    Ok(rows)
 }
 
 /// The row count of a RecordBatch message.
@@ -555,6 +523,7 @@ impl Locator for ArrowFileLocator {
 }
 
 mod check;
+mod header;
 mod ranged;
 mod stats;
 mod take;

@@ -26,9 +26,10 @@ use arrow_ipc::reader::FileDecoder;
 use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
 
+use super::header::batch_header_rows;
 use super::{
-    FILE_FORMAT, FooterBlock, MessageWalker, Src, batch_header_rows, batch_rows, check_block,
-    check_buffers_with, lib, read_footer,
+    FILE_FORMAT, FooterBlock, MessageWalker, Src, batch_rows, check_block, check_buffers_with, lib,
+    read_footer,
 };
 use crate::error::{Error, Result};
 use crate::locator::bytes::RangeRead;
