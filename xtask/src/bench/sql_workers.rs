@@ -215,15 +215,20 @@ pub fn run(n: usize) -> anyhow::Result<()> {
          threads each ({cores} cores)",
         lake.display()
     );
-    cargo_build(&["-p", "bazan-cli", "--features", "sql"])?;
-    cargo_build(&[
-        "-p",
-        "bazan-sql",
-        "--features",
-        "grpc",
-        "--example",
-        "sql_workers_bench",
-    ])?;
+    // `--build no`: the release binaries already there (a shared target dir whose build queue
+    // is long); by default both are built first.
+    let build = super::option("build").is_none_or(|b| b != "no");
+    if build {
+        cargo_build(&["-p", "bazan-cli", "--features", "sql"])?;
+        cargo_build(&[
+            "-p",
+            "bazan-sql",
+            "--features",
+            "grpc",
+            "--example",
+            "sql_workers_bench",
+        ])?;
+    }
     let release = root.join("target").join("release");
     // A copy of the binary just built: another build of the shared target dir (without the
     // `sql` feature) may replace `target/release/bazan` while the bench runs.
