@@ -41,7 +41,7 @@ use lake_map::{
 use super::lake_data;
 use super::lake_parts;
 use super::lake_peers::{self, Peer};
-use super::timing::best;
+use super::timing::{best, load_average};
 
 /// The generated files: name, rows.
 const FILES: &[(&str, u64)] = &[
@@ -302,14 +302,6 @@ fn least_cpu<T>(runs: usize, mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow
         least = least.min(cpu_seconds() - before);
     }
     Ok(least)
-}
-
-/// The machine's load average over the last minute (figures taken under load are noisy).
-fn load_average() -> String {
-    fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "?".into())
 }
 
 /// One line of the report: our time, then each peer's with the ratio peer/ours.

@@ -20,6 +20,7 @@ pub mod remote;
 pub mod sql;
 pub mod sql_queries;
 pub mod sql_workers;
+pub mod startup;
 pub mod timing;
 pub mod tsfile;
 pub mod tsfile_write;
@@ -87,6 +88,11 @@ pub fn benches() -> Vec<Bench> {
             name: "sql",
             about: "bazan-sql on the 1 GB lake: count(*), deep _gid rows, selective filter (blocks read), group by vs DuckDB; with --workers N, one node against N bazan worker processes",
             run: sql::run,
+        },
+        Bench {
+            name: "startup",
+            about: "the command line as whole processes beside /bin/true: --version without and with sql, locate and sql count(*) on the sample lake (median wall, CPU, page faults, relocations)",
+            run: startup::run,
         },
     ]
 }

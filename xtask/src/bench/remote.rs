@@ -29,6 +29,7 @@ use anyhow::{Context, bail};
 use proxy::{Moto, Proxy, Traffic, http_put};
 
 use super::lake_data;
+use super::timing::load_average;
 use crate::python::target_dir;
 use crate::rng::XorShift;
 use crate::workspace_root;
@@ -407,7 +408,7 @@ pub fn run() -> anyhow::Result<()> {
         timeout,
         peers_seen: Default::default(),
     };
-    println!("load average (1 min) at the start: {}", load_average());
+    println!("load average at the start: {}", load_average());
     for ms in [0, latency] {
         b.proxy.set_delay(ms);
         println!();
@@ -415,17 +416,9 @@ pub fn run() -> anyhow::Result<()> {
         pass(&mut b)?;
     }
     println!();
-    println!("load average (1 min) at the end: {}", load_average());
+    println!("load average at the end: {}", load_average());
     drop(moto);
     Ok(())
-}
-
-/// The machine's load average over the last minute (figures taken under load are noisy).
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "?".into())
 }
 
 /// The three figures at the proxy's current delay.

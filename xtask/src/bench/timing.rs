@@ -59,3 +59,54 @@ pub fn python_imports(modules: &str) -> bool {
         .output()
         .is_ok_and(|o| o.status.success())
 }
+
+/// The 1, 5 and 15 minute load averages (Linux), to tell whether the machine was quiet.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The release `bazan` binary with `features` (`&[]` or `&["sql"]`), built (or found up to
+/// date) by cargo and copied to `target/bench-data/bazan[-FEATURES]`: the builds of the two
+/// feature sets write the same `target/release/bazan`, and another build of the shared target
+/// dir may replace it while a bench runs.
+pub fn release_bazan(features: &[&str]) -> anyhow::Result<std::path::PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut c = Command::new(cargo);
+    c.args([
+        "build",
+        "--release",
+        "--quiet",
+        "-p",
+        "bazan-cli",
+        "--bin",
+        "bazan",
+    ])
+    .current_dir(crate::workspace_root());
+    if !features.is_empty() {
+        c.args(["--features", &features.join(",")]);
+    }
+    let status = c.status().context("cannot run cargo")?;
+    if !status.success() {
+        bail!("{c:?} failed ({status})");
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| crate::workspace_root().join("target"));
+    let dir = target.join("bench-data");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut name = String::from("bazan");
+    for f in features {
+        name.push('-');
+        name.push_str(f);
+    }
+    let copy = dir.join(name);
+    // Replaced by rename, so that a process still running the old copy is not disturbed.
+    let tmp = copy.with_extension("tmp");
+    std::fs::copy(target.join("release").join("bazan"), &tmp)
+        .with_context(|| format!("cannot copy the bazan binary to {}", tmp.display()))?;
+    std::fs::rename(&tmp, &copy).with_context(|| format!("cannot write {}", copy.display()))?;
+    Ok(copy)
+}

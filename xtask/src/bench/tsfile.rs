@@ -17,7 +17,7 @@
 //! The peer is installed with pip when missing; when it cannot be imported the bench prints
 //! "peer unavailable" and our figures only.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -25,7 +25,7 @@ use anyhow::{Context, bail};
 use tsfile_index::TsFileReader;
 use tsfile_index::query::TableQuery;
 
-use super::timing::{self, python_seconds};
+use super::timing::{self, load_average, python_seconds};
 
 /// Runs of each measurement, ours and the official reader's alike; the best is reported.
 /// Figures of a few milliseconds on a 2-core machine that is often building something else
@@ -49,7 +49,7 @@ pub fn run() -> anyhow::Result<()> {
     println!("load average before: {}", load_average());
     let (ours_read, rows) = best(|| read_large(&large))?;
     let (ours_meta, series) = best(|| metadata(&many))?;
-    let process = match bazan_binary() {
+    let process = match timing::release_bazan(&[]) {
         Ok(bin) => {
             let query = [
                 "tsfile",
@@ -122,14 +122,6 @@ pub fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The 1, 5 and 15 minute load averages (Linux), to tell whether the machine was quiet.
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|| "unknown".into())
-}
-
 fn row(what: &str, ours: Duration, peer: Option<Duration>, points: Option<f64>) {
     let peer_s = peer.map_or("-".to_string(), fmt);
     let ratio = peer.map_or("-".to_string(), |p| {
@@ -176,31 +168,6 @@ fn metadata(path: &Path) -> anyhow::Result<usize> {
         series += reader.timeseries(&device?)?.len();
     }
     Ok(series)
-}
-
-/// The release `bazan` binary of this workspace, built (or found up to date) by cargo.
-fn bazan_binary() -> anyhow::Result<PathBuf> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "--package",
-            "bazan-cli",
-            "--bin",
-            "bazan",
-        ])
-        .current_dir(crate::workspace_root())
-        .status()
-        .context("cannot run cargo")?;
-    if !status.success() {
-        bail!("cargo build --release -p bazan-cli failed");
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::workspace_root().join("target"));
-    Ok(target.join("release").join("bazan"))
 }
 
 /// Runs `bin args` with stdout to `/dev/null`, as a shell redirection would.
