@@ -2,7 +2,7 @@
 iterator class, argument checks, and the reopening of a map in a child process.
 
 The rules (the epoch order, the shards, the remainder, the two shuffles and their cost) are
-in ``docs/training.md`` and in the documentation of ``crates/bazan/src/epoch.rs``.
+in ``docs/training.md`` and in the documentation of ``crates/bazan/src/epoch/mod.rs``.
 """
 
 from __future__ import annotations

@@ -957,5 +957,4 @@ impl Iterator for EpochReader {
 }
 
 #[cfg(test)]
-#[path = "epoch_tests.rs"]
 mod tests;

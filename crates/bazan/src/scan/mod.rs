@@ -326,7 +326,6 @@ fn conform(plan: &Plan, batch: &RecordBatch, gids: Gids<'_>, path: &str) -> Resu
     )?)
 }
 
-#[path = "take.rs"]
 mod take;
 
 /// The file being read by a [`LakeReader`].

@@ -10,9 +10,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 
-#[path = "rebuild.rs"]
 mod rebuild;
-#[path = "text_column.rs"]
 mod text_column;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lake_locators::{Block, Stats};
