@@ -7,7 +7,8 @@
 //! (`wait4`), and the dynamic loader's relative relocations of each binary
 //! (`LD_DEBUG=statistics`), which is where a position-independent binary spends its start.
 //!
-//! Options: `--runs N` (rounds, default 300).
+//! Options: `--runs N` (rounds, default 300); `--build no` times the copies an earlier run
+//! left in `target/bench-data` (`bazan`, `bazan-sql`) instead of building them first.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -138,8 +139,18 @@ pub fn run() -> anyhow::Result<()> {
         Some(r) => r.parse().context("--runs takes a number")?,
         None => 300,
     };
-    let plain = release_bazan(&[])?;
-    let sql = release_bazan(&["sql"])?;
+    let (plain, sql) = if super::option("build").as_deref() == Some("no") {
+        let dir = crate::workspace_root().join("target").join("bench-data");
+        (dir.join("bazan"), dir.join("bazan-sql"))
+    } else {
+        (release_bazan(&[])?, release_bazan(&["sql"])?)
+    };
+    ensure!(
+        plain.exists() && sql.exists(),
+        "no {} or {}: run without --build no first",
+        plain.display(),
+        sql.display()
+    );
     let lake = sample_lake(&plain)?;
     let lake_s = lake.to_string_lossy().into_owned();
     let mut probes = vec![
