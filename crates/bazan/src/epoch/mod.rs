@@ -31,10 +31,8 @@
 //! rank's): a window is read as the row ranges it covers (the files' blocks, in parallel,
 //! each file checked against the map first), then its rows are returned in a pseudo-random
 //! order of the window (a permutation keyed by the seed, the epoch and the window's first
-//! position): the window is put in that order once, column by column (each column's source
-//! arrays freed as it is built), and each batch is a slice of it. Memory is bounded by the
-//! window, and the rows of several blocks are mixed in it; a worker whose batches begin or
-//! end inside a window reads that whole window.
+//! position). Memory is bounded by the window, and the rows of several blocks are mixed in
+//! it; a worker whose batches begin or end inside a window reads that whole window.
 //!
 //! `None` and `Global` return the positions in order, so they read ahead from the next batch
 //! of the worker: one batch first, then twice as many positions each time up to
@@ -43,17 +41,13 @@
 //! take path: one read per touched file, with the decoded-block cache), whose cost per touched
 //! file is what the read-ahead spreads over many rows.
 //!
-//! The first batch of a `Block` reader (at the start of its part or resumed) is read alone,
-//! with one [`Lake::take`] of its rows, so that it does not wait for its window; the window is
-//! read with the next batch.
-//!
 //! Because what is read never changes what is returned, a reader resumed at batch `k` returns
 //! exactly what an uninterrupted one would.
 
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use rayon::prelude::*;
 
@@ -651,7 +645,6 @@ impl Lake {
             schema,
             loaded: None,
             ahead: options.batch_size as u64,
-            started: false,
             done: false,
         };
         if let Some(s) = state {
@@ -717,12 +710,13 @@ impl Lake {
     }
 }
 
-/// The rows of the loaded positions, in position order (a window's rows already in their
-/// shuffled order), as one batch: each batch of the epoch is a slice of it.
+/// The rows of the loaded window: its batches in position order, and where each starts.
 struct Loaded {
     /// The positions read.
     range: Range<u64>,
-    batch: RecordBatch,
+    batches: Vec<RecordBatch>,
+    starts: Vec<usize>,
+    perm: Option<Perm>,
 }
 
 impl Loaded {
@@ -730,56 +724,12 @@ impl Loaded {
     fn holds(&self, span: &Range<u64>) -> bool {
         self.range.start <= span.start && span.end <= self.range.end
     }
-}
 
-/// The rows of `batches` (one schema) as one batch: picked by `picks` (batch, row) in that
-/// order, or all of them one batch after the other. Built column by column, each column's
-/// source arrays dropped as soon as it is built, so that the rows are held about once, not
-/// twice; a batch of the epoch is then a slice (no copy, no work per column per batch).
-fn gather(batches: Vec<RecordBatch>, picks: Option<&[(usize, usize)]>) -> Result<RecordBatch> {
-    let Some(first) = batches.first() else {
-        return Err(Error::new(ErrorKind::Other, "epoch: no batch (internal)"));
-    };
-    if batches.len() == 1 && picks.is_none() {
-        return Ok(first.clone());
+    /// (batch, row) of local position `i`.
+    fn at(&self, i: usize) -> (usize, usize) {
+        let b = self.starts.partition_point(|&s| s <= i) - 1;
+        (b, i - self.starts[b])
     }
-    let schema = first.schema();
-    let rows = picks.map_or_else(
-        || batches.iter().map(RecordBatch::num_rows).sum(),
-        <[_]>::len,
-    );
-    let mut columns: Vec<Vec<ArrayRef>> = (0..schema.fields().len())
-        .map(|_| Vec::with_capacity(batches.len()))
-        .collect();
-    for b in batches {
-        for (c, a) in b.columns().iter().enumerate() {
-            columns[c].push(Arc::clone(a));
-        }
-    }
-    let built: Vec<Result<ArrayRef>> = columns
-        .into_par_iter()
-        .enumerate()
-        .map(|(c, arrays)| {
-            // A column no row of the window has (the unified schema's columns of other
-            // files): one null array, whose zeroed buffers are never touched.
-            if arrays.iter().all(|a| a.logical_null_count() == a.len()) {
-                return Ok(arrow_array::new_null_array(
-                    schema.field(c).data_type(),
-                    rows,
-                ));
-            }
-            let refs: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
-            Ok(match picks {
-                Some(p) => arrow_select::interleave::interleave(&refs, p)?,
-                None => arrow_select::concat::concat(&refs)?,
-            })
-        })
-        .collect();
-    let columns = built.into_iter().collect::<Result<Vec<_>>>()?;
-    let options = RecordBatchOptions::new().with_row_count(Some(rows));
-    Ok(RecordBatch::try_new_with_options(
-        schema, columns, &options,
-    )?)
 }
 
 /// One epoch of a lake for one rank and worker, batch by batch ([`Lake::epoch`]).
@@ -792,8 +742,6 @@ pub struct EpochReader {
     loaded: Option<Loaded>,
     /// Positions the next read of an identity order covers (doubling up to the window).
     ahead: u64,
-    /// False until the first batch is returned.
-    started: bool,
     done: bool,
 }
 
@@ -833,7 +781,7 @@ impl EpochReader {
         self.loaded.as_ref().is_none_or(|l| !l.holds(&span))
     }
 
-    /// Reads positions `r` (of window `w` when its rows are permuted), in position order.
+    /// Reads positions `r` (of window `w` when its rows are permuted).
     fn load(&self, w: u64, r: Range<u64>) -> Result<Loaded> {
         let m = r.end - r.start;
         let runs = self.plan.runs(r.clone());
@@ -869,28 +817,12 @@ impl EpochReader {
                 ),
             ));
         }
-        if m == 0 {
-            return Ok(Loaded {
-                range: r,
-                batch: RecordBatch::new_empty(Arc::clone(&self.schema)),
-            });
-        }
-        let batch = match self.plan.window_perm(w) {
-            None => gather(batches, None)?,
-            Some(perm) => {
-                // Batch position `pos` holds the row of position `source(pos)`.
-                let picks: Vec<(usize, usize)> = r
-                    .clone()
-                    .map(|pos| {
-                        let i = (self.plan.source(w, Some(&perm), pos) - r.start) as usize;
-                        let b = starts.partition_point(|&s| s <= i) - 1;
-                        (b, i - starts[b])
-                    })
-                    .collect();
-                gather(batches, Some(&picks))?
-            }
-        };
-        Ok(Loaded { range: r, batch })
+        Ok(Loaded {
+            range: r,
+            batches,
+            starts,
+            perm: self.plan.window_perm(w),
+        })
     }
 
     fn step(&mut self) -> Result<Option<RecordBatch>> {
@@ -901,14 +833,6 @@ impl EpochReader {
         }
         let span = self.plan.batch_span(b);
         let w = span.start / self.plan.window;
-        let first = !std::mem::replace(&mut self.started, true);
-        if first && self.plan.shuffle == Shuffle::Block {
-            // The reader's first batch: its own rows with one take (a few blocks' worth of
-            // random rows), not its whole window, which the next batch reads.
-            let batch = self.lake.take(&self.plan.batch_rows(b), &self.scan)?;
-            self.state.position += 1;
-            return Ok(Some(batch));
-        }
         if self.loaded.as_ref().is_none_or(|l| !l.holds(&span)) {
             // The old rows are dropped before the new ones are read.
             self.loaded = None;
@@ -925,10 +849,23 @@ impl EpochReader {
             .loaded
             .as_ref()
             .ok_or_else(|| Error::new(ErrorKind::Other, "epoch: no window (internal)"))?;
-        let batch = loaded.batch.slice(
-            (span.start - loaded.range.start) as usize,
-            (span.end - span.start) as usize,
-        );
+        let batch = match &loaded.perm {
+            None if loaded.batches.len() == 1 => loaded.batches[0].slice(
+                (span.start - loaded.range.start) as usize,
+                (span.end - span.start) as usize,
+            ),
+            perm => {
+                let picks: Vec<(usize, usize)> = span
+                    .clone()
+                    .map(|pos| {
+                        let src = self.plan.source(w, perm.as_ref(), pos);
+                        loaded.at((src - loaded.range.start) as usize)
+                    })
+                    .collect();
+                let refs: Vec<&RecordBatch> = loaded.batches.iter().collect();
+                arrow_select::interleave::interleave_record_batch(&refs, &picks)?
+            }
+        };
         let used_up = span.end >= loaded.range.end;
         self.state.position += 1;
         if used_up {
