@@ -137,6 +137,37 @@ pub fn merge_ranges(mut ranges: Vec<Range<u64>>, gap: u64) -> Vec<Range<u64>> {
 }
 
 #[cfg(test)]
+pub(crate) mod testing {
+    //! A [`RangeRead`] for the ranged indexes' tests.
+
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::RangeRead;
+
+    /// Requests and bytes a [`RangeRead`] served.
+    #[derive(Default)]
+    pub(crate) struct Counts {
+        pub(crate) requests: AtomicU64,
+        pub(crate) bytes: AtomicU64,
+    }
+
+    /// A [`RangeRead`] over `data` that counts what it serves and refuses ranges past the end.
+    pub(crate) fn counting(data: bytes::Bytes) -> (RangeRead, Arc<Counts>) {
+        let counts = Arc::new(Counts::default());
+        let seen = Arc::clone(&counts);
+        let read: RangeRead = Arc::new(move |r: std::ops::Range<u64>| {
+            seen.requests.fetch_add(1, Ordering::Relaxed);
+            seen.bytes.fetch_add(r.end - r.start, Ordering::Relaxed);
+            data.get(r.start as usize..r.end as usize)
+                .map(bytes::Bytes::copy_from_slice)
+                .ok_or_else(|| std::io::Error::other(format!("range {r:?} is past the end")))
+        });
+        (read, counts)
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::FineCheckpoints;

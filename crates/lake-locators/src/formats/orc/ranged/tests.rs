@@ -3,34 +3,14 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 
 use crate::formats::orc::OrcLocator;
 use crate::locator::bytes::RangeRead;
+use crate::locator::bytes::testing::counting;
 use crate::locator::{FileIndex, IndexOptions, Locator, StatsColumns};
-
-/// Requests and bytes a [`RangeRead`] served.
-#[derive(Default)]
-struct Counts {
-    requests: AtomicU64,
-    bytes: AtomicU64,
-}
-
-/// A [`RangeRead`] over `data` that counts what it serves and refuses ranges past the end.
-fn counting(data: Bytes) -> (RangeRead, Arc<Counts>) {
-    let counts = Arc::new(Counts::default());
-    let seen = Arc::clone(&counts);
-    let read: RangeRead = Arc::new(move |r: std::ops::Range<u64>| {
-        seen.requests.fetch_add(1, Ordering::Relaxed);
-        seen.bytes.fetch_add(r.end - r.start, Ordering::Relaxed);
-        data.get(r.start as usize..r.end as usize)
-            .map(Bytes::copy_from_slice)
-            .ok_or_else(|| std::io::Error::other(format!("range {r:?} is past the end")))
-    });
-    (read, counts)
-}
 
 /// Every `.orc` file under `dir`, sorted.
 fn orc_files(dir: &Path, out: &mut Vec<PathBuf>) {
