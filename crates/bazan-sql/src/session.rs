@@ -1,21 +1,30 @@
 //! `SqlSession`: the entry point of the front ends. It owns a DataFusion `SessionContext` and
-//! a Tokio runtime, registers lakes, TsFile tables and Arrow streams by name, and runs
+//! its Tokio runtimes, registers lakes, TsFile tables and Arrow streams by name, and runs
 //! queries to Arrow record batches: all of them at once ([`SqlSession::sql`]) or as they come
 //! ([`SqlSession::sql_stream`], in the memory of a few batches per partition). Results keep
 //! the types the plan computes in: strings of lake tables and `_path` are Utf8View.
+//!
+//! Runtimes: queries are planned on a current-thread runtime, and a plan of one partition
+//! from its leaves to its root (an answer from the map such as `count(*)`, a scan of one
+//! block) runs there too, since more threads could not share its work; any other plan runs
+//! on a pool of `threads` workers, started by the first query that needs it. A one-shot
+//! `bazan sql` of a map answer thus never starts a thread.
 
 use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use bazan::Lake;
 use datafusion::datasource::MemTable;
-use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::physical_plan::{ExecutionPlan, displayable, execute_stream};
+use datafusion::execution::SendableRecordBatchStream;
+use datafusion::physical_plan::{
+    ExecutionPlan, ExecutionPlanProperties, displayable, execute_stream,
+};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
+use tokio::runtime::Runtime;
 
 use crate::error::{Error, Result};
 use crate::exec::{LakeScanExec, counters};
@@ -52,8 +61,11 @@ pub struct QueryOutput {
 /// A SQL session over lakes, TsFiles and Arrow data; see the module documentation.
 pub struct SqlSession {
     ctx: SessionContext,
-    /// Shared with the [`SqlStream`]s of the session, which poll their plans on it.
-    runtime: Arc<tokio::runtime::Runtime>,
+    /// Current-thread: planning, and the plans of one partition throughout (module
+    /// documentation). Shared with the [`SqlStream`]s that poll their plans on it.
+    local: Arc<Runtime>,
+    /// `threads` workers for every other plan, started by the first such query.
+    pool: OnceLock<Arc<Runtime>>,
     threads: usize,
     /// Lakes registered from now on answer from the map unchecked.
     trust_map: bool,
@@ -90,15 +102,14 @@ impl SqlSession {
     /// A session with a DataFusion configuration of the caller's (e.g. a distributed one).
     pub fn with_config(config: SessionConfig, threads: usize) -> Result<Self> {
         bazan::check_threads(Some(threads))?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads)
-            .thread_name("bazan-sql")
+        let local = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| Error::Other(format!("cannot start the query runtime: {e}")))?;
         Ok(SqlSession {
             ctx: SessionContext::new_with_config(config),
-            runtime: Arc::new(runtime),
+            local: Arc::new(local),
+            pool: OnceLock::new(),
             threads,
             trust_map: false,
             #[cfg(feature = "grpc")]
@@ -218,7 +229,8 @@ impl SqlSession {
     /// As [`SqlSession::sql`], with what the lake scans read.
     pub fn sql_counted(&self, query: &str) -> Result<QueryOutput> {
         self.outside_runtime("sql")?;
-        self.runtime.block_on(self.sql_async(query))
+        let (started, runtime) = self.start_blocking(query)?;
+        runtime.block_on(collect(started))
     }
 
     /// Plans `query` and starts it: its batches come from the returned stream as the plan
@@ -227,26 +239,50 @@ impl SqlSession {
     /// returned here, errors of the run (a stale file) by the stream.
     pub fn sql_stream(&self, query: &str) -> Result<SqlStream> {
         self.outside_runtime("sql_stream")?;
-        let started = self.runtime.block_on(self.start(query))?;
-        Ok(SqlStream {
-            started,
-            runtime: Arc::clone(&self.runtime),
-        })
+        let (started, runtime) = self.start_blocking(query)?;
+        Ok(SqlStream { started, runtime })
     }
 
     /// As [`SqlSession::sql_counted`], for callers already in an async context.
     pub async fn sql_async(&self, query: &str) -> Result<QueryOutput> {
-        let mut started = self.start(query).await?;
-        let mut batches = Vec::new();
-        while let Some(batch) = started.rows.next().await {
-            batches.push(batch?);
+        collect(self.start(query).await?).await
+    }
+
+    /// The pool of `threads` workers, started on first use.
+    fn pool(&self) -> Result<Arc<Runtime>> {
+        if let Some(pool) = self.pool.get() {
+            return Ok(Arc::clone(pool));
         }
-        Ok(QueryOutput {
-            counts: started.counts(),
-            schema: started.schema,
-            batches,
-            notes: started.notes,
-        })
+        let pool = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(self.threads)
+            .thread_name("bazan-sql")
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Other(format!("cannot start the query runtime: {e}")))?;
+        Ok(Arc::clone(self.pool.get_or_init(|| Arc::new(pool))))
+    }
+
+    /// Plans `query` on the current-thread runtime and starts it on the runtime it needs
+    /// (module documentation), which is returned to poll its rows on.
+    fn start_blocking(&self, query: &str) -> Result<(Started, Arc<Runtime>)> {
+        #[cfg(feature = "grpc")]
+        if self.cluster.is_some() {
+            let pool = self.pool()?;
+            let started = pool.block_on(self.start(query))?;
+            return Ok((started, pool));
+        }
+        let plan = self.local.block_on(self.plan_async(query))?;
+        let runtime = if one_partition(&plan) {
+            Arc::clone(&self.local)
+        } else {
+            self.pool()?
+        };
+        // Plans of several partitions spawn their tasks at `execute`: on the pool.
+        let started = {
+            let _on = runtime.enter();
+            self.execute(plan)?
+        };
+        Ok((started, runtime))
     }
 
     /// The error of a blocking call made on a thread of an async runtime.
@@ -286,8 +322,13 @@ impl SqlSession {
     /// Plans `query` and starts its plan.
     async fn start_plan(&self, query: &str) -> Result<Started> {
         let plan = self.plan_async(query).await?;
-        let task: Arc<TaskContext> = self.ctx.task_ctx();
-        let stream = execute_stream(Arc::clone(&plan), task).map_err(Error::from_run)?;
+        self.execute(plan)
+    }
+
+    /// Starts `plan` on the runtime of the calling context.
+    fn execute(&self, plan: Arc<dyn ExecutionPlan>) -> Result<Started> {
+        let stream =
+            execute_stream(Arc::clone(&plan), self.ctx.task_ctx()).map_err(Error::from_run)?;
         Ok(Started {
             schema: plan.schema(),
             rows: Rows::Running(stream),
@@ -299,7 +340,7 @@ impl SqlSession {
     /// The physical plan of `query`, indented, one operator a line.
     pub fn explain(&self, query: &str) -> Result<String> {
         self.outside_runtime("explain")?;
-        let plan = self.runtime.block_on(self.plan_async(query))?;
+        let plan = self.local.block_on(self.plan_async(query))?;
         #[cfg(feature = "grpc")]
         if let Some(cluster) = &self.cluster {
             return Ok(format!(
@@ -360,6 +401,27 @@ fn text_output(column: &str, text: &str) -> Result<Started> {
     })
 }
 
+/// Whether every operator of `plan` has one output partition: the plan is one stream from its
+/// leaves to its root, which a pool of threads could not share.
+fn one_partition(plan: &Arc<dyn ExecutionPlan>) -> bool {
+    plan.output_partitioning().partition_count() == 1
+        && plan.children().into_iter().all(one_partition)
+}
+
+/// Reads a started query to its end.
+async fn collect(mut started: Started) -> Result<QueryOutput> {
+    let mut batches = Vec::new();
+    while let Some(batch) = started.rows.next().await {
+        batches.push(batch?);
+    }
+    Ok(QueryOutput {
+        counts: started.counts(),
+        schema: started.schema,
+        batches,
+        notes: started.notes,
+    })
+}
+
 /// A query once started: its schema, where its rows come from and the plan they come from.
 struct Started {
     schema: SchemaRef,
@@ -402,7 +464,7 @@ pub struct SqlStream {
     /// Dropped before the runtime (fields drop in order), so that a stream outliving its
     /// session stops its plan while the runtime still runs.
     started: Started,
-    runtime: Arc<tokio::runtime::Runtime>,
+    runtime: Arc<Runtime>,
 }
 
 impl std::fmt::Debug for SqlStream {
@@ -489,4 +551,40 @@ pub fn run_query(
         session.register_path(name, path)?;
     }
     session.sql(query)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A map answer and a one-partition plan run without the pool; a plan of several
+    /// partitions starts it, and both give the rows of the lake.
+    #[test]
+    fn the_pool_starts_only_for_plans_of_several_partitions() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for f in 0..4 {
+            let rows: String = (0..50)
+                .map(|i| format!("{},k{}\n", f * 50 + i, i % 3))
+                .collect();
+            std::fs::write(dir.path().join(format!("f{f}.csv")), format!("a,b\n{rows}"))
+                .expect("write");
+        }
+        bazan::create_map(dir.path(), &bazan::CreateOptions::default()).expect("map");
+        let s = SqlSession::with_threads(2).expect("session");
+        s.register_lake("lake", dir.path()).expect("register");
+
+        let (_, count) = s.sql("select count(*) from lake").expect("count");
+        assert_eq!(count[0].num_rows(), 1);
+        assert!(s.pool.get().is_none(), "a map answer started the pool");
+
+        let out = s
+            .sql("select b, sum(a) as s from lake group by b order by b")
+            .expect("group by");
+        let rows: usize = out.1.iter().map(RecordBatch::num_rows).sum();
+        assert_eq!(rows, 3);
+        assert!(
+            s.pool.get().is_some(),
+            "a plan of several partitions ran without the pool"
+        );
+    }
 }
