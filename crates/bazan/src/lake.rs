@@ -592,7 +592,7 @@ impl Lake {
     /// The file, local row and block of global row `g`, from the map alone.
     pub fn locate_row(&self, g: u64) -> Result<RowLocation> {
         let l = self.map.locate_row(g)?;
-        let e = l.entry();
+        let e = l.head();
         Ok(RowLocation {
             global_row: g,
             index: l.index,

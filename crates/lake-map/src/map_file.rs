@@ -25,7 +25,8 @@ use crate::config::{
 use crate::discovery::resolve_map_path;
 use crate::error::{Error, Result};
 use crate::lake_map::{
-    ChunkDecoder, LakeMap, LazyJson, MapEntry, TextColumn, assign_first_global_rows,
+    ChunkDecoder, HeadDecoder, LakeMap, LazyHeads, LazyJson, MapEntry, TextColumn,
+    assign_first_global_rows, first_column,
 };
 // The schema lives with the batches built under it; re-exported here, where it always was.
 pub use crate::lake_map::{MAP_SCHEMA, map_schema};
@@ -218,13 +219,18 @@ pub fn load_map_file(root: &Path, path: &Path) -> Result<LakeMap> {
             .map_err(|_| {
                 Error::invalid(path, "the Arrow IPC data is damaged (the decoder panicked)")
             })?;
-    let (schema, batches, json) = decoded?;
-    Ok(from_decoded(root, path, &schema, batches, json)?.with_mapping(buffer))
+    let (schema, batches, json, heads) = decoded?;
+    Ok(from_decoded(root, path, &schema, batches, json, heads)?.with_mapping(buffer))
 }
 
 /// What [`decode_ipc`] reads at load: the file's schema, its record batches (without the
 /// JSON columns of a schema-3 map) and those columns, read as they are used.
-type Decoded = (SchemaRef, Vec<RecordBatch>, Option<LazyJson>);
+type Decoded = (
+    SchemaRef,
+    Vec<RecordBatch>,
+    Option<LazyJson>,
+    Option<LazyHeads>,
+);
 
 /// Decodes an Arrow IPC file held in `buffer` (zero-copy for aligned, uncompressed data).
 /// The JSON columns of a schema-3 map are left out of the batches and read later, one
@@ -284,8 +290,41 @@ fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<Decoded> {
     let eager: Vec<usize> = (0..schema.fields().len())
         .filter(|i| !lazy.contains(i))
         .collect();
-    let mut decoders = vec![decoder_of((!lazy.is_empty()).then(|| eager.clone()))];
+    // A schema-3 map with its JSON columns read lazily has its head columns read lazily too:
+    // the load decodes `first_global_row` alone, and each record batch's other columns when
+    // an entry of it is first used.
+    let first_at = schema
+        .index_of("first_global_row")
+        .ok()
+        .filter(|_| !lazy.is_empty());
+    let mut decoders = vec![match first_at {
+        Some(f) => decoder_of(Some(vec![f])),
+        None => decoder_of(None),
+    }];
     decoders.extend(lazy.iter().map(|&i| decoder_of(Some(vec![i]))));
+    let rows_at = schema.index_of("row_count").ok();
+    if let (Some(f), Some(r)) = (first_at, rows_at) {
+        // The head columns of a record batch, and the row count alone (of the last entry).
+        decoders.push(decoder_of(Some(
+            eager.iter().copied().filter(|&i| i != f).collect(),
+        )));
+        decoders.push(decoder_of(Some(vec![r])));
+    }
+    // Which decoders read a dictionary-encoded column (the others skip the dictionaries).
+    let dictionary_columns: Vec<usize> = (0..schema.fields().len())
+        .filter(|&i| matches!(schema.field(i).data_type(), DataType::Dictionary(..)))
+        .collect();
+    let mut projections: Vec<Option<Vec<usize>>> = vec![first_at.map(|f| vec![f])];
+    projections.extend(lazy.iter().map(|&i| Some(vec![i])));
+    let needs_dictionaries: Vec<bool> = projections
+        .iter()
+        .map(|p| match p {
+            None => true,
+            Some(p) => p.iter().any(|i| dictionary_columns.contains(i)),
+        })
+        .chain(std::iter::repeat(false))
+        .take(decoders.len())
+        .collect();
     let block_buf = |block: &arrow_ipc::Block| -> Result<Buffer> {
         let off = usize::try_from(block.offset()).ok();
         let meta = usize::try_from(block.metaDataLength()).ok();
@@ -313,7 +352,11 @@ fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<Decoded> {
         for block in dicts {
             let buf = block_buf(block)?;
             check_compressed_lengths(block, &buf, path)?;
-            for decoder in &mut decoders {
+            for (decoder, _) in decoders
+                .iter_mut()
+                .zip(&needs_dictionaries)
+                .filter(|(_, needs)| **needs)
+            {
                 decoder.read_dictionary(block, &buf).map_err(|e| {
                     Error::invalid(path, format!("dictionary at byte {}: {e}", block.offset()))
                 })?;
@@ -324,10 +367,24 @@ fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<Decoded> {
     // The record batches' blocks, for the JSON columns' later reads.
     let mut blocks = Vec::new();
     let mut null_counts: Vec<Vec<usize>> = vec![Vec::new(); lazy.len()];
+    // The head columns that may hold no null, checked from each record batch's metadata.
+    let not_null: Vec<(usize, &str)> = match first_at {
+        Some(_) => ["path", "format", "size_bytes", "mtime_ms", "row_count"]
+            .into_iter()
+            .filter_map(|c| schema.index_of(c).ok().map(|i| (i, c)))
+            .collect(),
+        None => Vec::new(),
+    };
     if let Some(list) = footer.recordBatches() {
         for block in list {
             let buf = block_buf(block)?;
             let nodes = check_compressed_lengths(block, &buf, path)?;
+            if let Some(&(_, name)) = not_null
+                .iter()
+                .find(|(i, _)| nodes.get(*i).is_some_and(|&n| n > 0))
+            {
+                return Err(Error::invalid(path, format!("column {name:?} has nulls")));
+            }
             let batch = decoders[0].read_record_batch(block, &buf).map_err(|e| {
                 Error::invalid(
                     path,
@@ -344,18 +401,73 @@ fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<Decoded> {
             }
         }
     }
+    let mut starts = Vec::with_capacity(batches.len() + 1);
+    let mut at = 0usize;
+    starts.push(0);
+    for b in &batches {
+        at += b.num_rows();
+        starts.push(at);
+    }
+    let starts: Arc<[usize]> = Arc::from(starts);
+    let blocks = Arc::new(blocks);
+    let heads = match (first_at, rows_at) {
+        (Some(_), Some(_)) if decoders.len() == lazy.len() + 3 => {
+            let rows_decoder = decoders.pop();
+            let decoder = decoders.pop();
+            let (Some(rows_decoder), Some(decoder)) = (rows_decoder, decoder) else {
+                return Err(Error::invalid(path, "no decoder of the head columns"));
+            };
+            let first_global_row = batches
+                .iter()
+                .map(|b| first_column(b.column(0), path))
+                .collect::<Result<Vec<_>>>()?;
+            batches.clear();
+            // The last entry's row count: the end of the lake.
+            let last_row_count = match blocks
+                .iter()
+                .zip(starts.windows(2))
+                .rev()
+                .find(|(_, w)| w[1] > w[0])
+            {
+                Some(((block, buf), w)) => {
+                    let batch = rows_decoder.read_record_batch(block, buf).map_err(|e| {
+                        Error::invalid(
+                            path,
+                            format!("record batch at byte {}: {e}", block.offset()),
+                        )
+                    })?;
+                    batch.and_then(|b| {
+                        b.column(0)
+                            .as_primitive_opt::<Int64Type>()
+                            .filter(|a| a.len() == w[1] - w[0] && !a.is_null(a.len() - 1))
+                            .map(|a| a.value(a.len() - 1))
+                    })
+                }
+                None => None,
+            };
+            let blocks = Arc::clone(&blocks);
+            let decode: HeadDecoder = Arc::new(move |c| {
+                let (block, buf) = blocks.get(c).ok_or("no such record batch")?;
+                // As at load: a damaged buffer can make arrow-ipc panic.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    decoder.read_record_batch(block, buf)
+                }))
+                .map_err(|_| "the decoder panicked".to_string())?
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| "not a record batch".to_string())
+            });
+            Some(LazyHeads {
+                starts: Arc::clone(&starts),
+                first_global_row,
+                last_row_count,
+                decode,
+            })
+        }
+        _ => None,
+    };
     let json = if lazy.is_empty() {
         None
     } else {
-        let mut starts = Vec::with_capacity(batches.len() + 1);
-        let mut at = 0usize;
-        starts.push(0);
-        for b in &batches {
-            at += b.num_rows();
-            starts.push(at);
-        }
-        let starts: Arc<[usize]> = Arc::from(starts);
-        let blocks = Arc::new(blocks);
         let mut cols = decoders.into_iter().skip(1).map(|decoder| {
             let blocks = Arc::clone(&blocks);
             let decode: ChunkDecoder = Arc::new(move |c| {
@@ -390,7 +502,7 @@ fn decode_ipc(buffer: &Buffer, path: &Path) -> Result<Decoded> {
             _ => None,
         }
     };
-    Ok((schema, batches, json))
+    Ok((schema, batches, json, heads))
 }
 
 /// Refuses a compressed buffer whose stated uncompressed length is out of reach of its
@@ -505,6 +617,7 @@ fn from_decoded(
     schema: &SchemaRef,
     batches: Vec<RecordBatch>,
     json: Option<LazyJson>,
+    heads: Option<LazyHeads>,
 ) -> Result<LakeMap> {
     if let Some(kind) = meta_or(schema, "bazan.kind")
         && kind != "lake_map"
@@ -542,21 +655,6 @@ fn from_decoded(
             }
         },
     };
-    let batch = if batches.len() == 1 {
-        batches
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(schema)))
-    } else {
-        let decoded = batches
-            .first()
-            .map(|b| b.schema())
-            .unwrap_or_else(|| Arc::clone(schema));
-        arrow_select::concat::concat_batches(&decoded, &batches).map_err(|source| Error::Arrow {
-            path: path.to_path_buf(),
-            source,
-        })?
-    };
     if version == 3 {
         let config = read_config(schema, path)?;
         let etag_last = ncols == 11
@@ -572,11 +670,35 @@ fn from_decoded(
             ));
         }
         check_types(schema, path)?;
+        if let (Some(heads), Some(json)) = (heads, json.clone()) {
+            return LakeMap::from_lazy(root, config, heads, json, path);
+        }
+        let batch = concatenated(schema, batches, path)?;
         return LakeMap::from_parts(root, config, 3, batch, json, path);
     }
+    let batch = concatenated(schema, batches, path)?;
     let entries = legacy_entries(&batch, version, path)?;
     let batch = crate::lake_map::entries_to_batch(&entries, &MapConfig::default())?;
     LakeMap::from_batch(root, MapConfig::default(), version, batch, path)
+}
+
+/// The record batches as one.
+fn concatenated(schema: &SchemaRef, batches: Vec<RecordBatch>, path: &Path) -> Result<RecordBatch> {
+    if batches.len() == 1 {
+        Ok(batches
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(schema))))
+    } else {
+        let decoded = batches
+            .first()
+            .map(|b| b.schema())
+            .unwrap_or_else(|| Arc::clone(schema));
+        arrow_select::concat::concat_batches(&decoded, &batches).map_err(|source| Error::Arrow {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
 }
 
 fn is_legacy_layout(schema: &Schema) -> bool {

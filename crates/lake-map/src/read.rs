@@ -52,6 +52,7 @@ impl LakeMap {
     /// path (a missing, changed or escaping file is an error naming it).
     /// For a lake with an [`crate::EntrySource`], the source checks the entry its own way.
     pub fn check_fresh(&self, i: usize) -> Result<PathBuf> {
+        self.check_entry(i)?;
         if let Some(source) = self.source() {
             return source.prepare(self.source_entry(i), None);
         }
@@ -181,6 +182,7 @@ impl LakeMap {
         registry: &HandlerRegistry,
         rows: &[std::ops::Range<u64>],
     ) -> Result<OpenEntry> {
+        self.check_entry(i)?;
         let e = self.entry(i);
         let handler = registry
             .for_entry(e.path, e.format)

@@ -33,6 +33,7 @@ pub fn entry_json(entry: &Entry<'_>) -> Result<Value> {
 
 /// The whole map as `map show --json` prints it.
 pub fn map_json(map: &LakeMap) -> Result<Value> {
+    map.check_entries()?;
     let files = map
         .entries()
         .map(|e| entry_json(&e))
@@ -53,7 +54,7 @@ pub fn map_json(map: &LakeMap) -> Result<Value> {
 
 /// A location as `locate --json` prints it.
 pub fn location_json(location: &Location<'_>) -> Value {
-    let entry = location.entry();
+    let entry = location.head();
     json!({
         "global_row": location.global_row,
         "path": entry.path,

@@ -32,8 +32,6 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use arrow_array::Array;
-
 use rayon::prelude::*;
 
 use crate::config::{Fingerprint, MapConfig};
@@ -178,7 +176,11 @@ pub fn update_map_with(root: &Path, options: &UpdateOptions) -> Result<UpdateRep
     }
     let cancel = options.cancel.as_deref();
     // The map is loaded while the lake is walked: neither needs the other.
-    let (old, found) = rayon::join(|| load_map(root), || discover(root, &options.registry));
+    // Every record batch of the map is decoded and checked, as an update reads every entry.
+    let (old, found) = rayon::join(
+        || load_map(root).and_then(|m| m.check_entries().map(|()| m)),
+        || discover(root, &options.registry),
+    );
     let old = old?;
     let config = old.config().clone();
     config.validate()?;
@@ -420,11 +422,10 @@ fn create_instead(root: &Path, options: &UpdateOptions, started: Instant) -> Res
 /// path order (discovery sorts, and so does every writer of a map), so one merge pass pairs
 /// them; a map whose paths are not strictly increasing is matched through a hash table.
 fn old_entries_of(old: &LakeMap, files: &[DiscoveredFile]) -> Vec<Option<usize>> {
-    let paths = old.paths();
-    let n = paths.len();
-    let sorted = (1..n).all(|i| paths.value(i - 1) < paths.value(i));
+    let n = old.total_files();
+    let sorted = (1..n).all(|i| old.path(i - 1) < old.path(i));
     if !sorted {
-        let index: HashMap<&str, usize> = (0..n).map(|i| (paths.value(i), i)).collect();
+        let index: HashMap<&str, usize> = (0..n).map(|i| (old.path(i), i)).collect();
         return files
             .iter()
             .map(|f| index.get(f.path.as_str()).copied())
@@ -434,10 +435,10 @@ fn old_entries_of(old: &LakeMap, files: &[DiscoveredFile]) -> Vec<Option<usize>>
     files
         .iter()
         .map(|f| {
-            while j < n && paths.value(j) < f.path.as_str() {
+            while j < n && old.path(j) < f.path.as_str() {
                 j += 1;
             }
-            (j < n && paths.value(j) == f.path).then_some(j)
+            (j < n && old.path(j) == f.path).then_some(j)
         })
         .collect()
 }

@@ -271,7 +271,7 @@ fn loaded_columns_of_an_uncompressed_map_point_into_the_mapping() {
     assert_eq!(map.to_entries(), built.to_entries());
     let mapped = map.mapped_bytes().unwrap();
     let range = mapped.as_ptr_range();
-    for (i, col) in map.batch().columns().iter().enumerate() {
+    for (i, col) in map.batch().unwrap().columns().iter().enumerate() {
         for buf in col.to_data().buffers() {
             let p = buf.as_ptr();
             assert!(range.contains(&p), "column {i}: buffer at {p:?} is a copy");
@@ -405,4 +405,79 @@ fn large_maps_are_compact_and_read_back_equal() {
     let again = root.join("again.bazan");
     lake_map::write_map_to(&loaded, &again).unwrap();
     assert_eq!(fs::read(&again).unwrap(), fs::read(&path).unwrap());
+}
+
+/// A map's record batches are decoded and checked when an entry of theirs is first used: a
+/// damaged record batch (here an entry path escaping the root) leaves the others readable,
+/// and every fallible reader of its entries, the entry check and an update refuse it; no
+/// entry of it ever reads as a path a file could have.
+#[test]
+fn a_damaged_record_batch_is_refused_when_read_and_the_others_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mut entries: Vec<lake_map::MapEntry> = (0..5_000u64)
+        .map(|i| lake_map::MapEntry {
+            path: format!("d{:02}/e{:02}/part-{i:06}.csv", i % 97, (i / 97) % 31),
+            format: "csv".into(),
+            size_bytes: 2_000 + i,
+            mtime_ms: 1_764_400_000_000,
+            row_count: 3,
+            first_global_row: 0,
+            row_groups_json: r#"[{"ordinal":0,"first_row":0,"row_count":3}]"#.into(),
+            blake3: None,
+            stats_json: None,
+            schema_json: Some("[]".into()),
+        })
+        .collect();
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    lake_map::assign_first_global_rows(&mut entries);
+    let built = lake_map::LakeMap::from_entries(root, MapConfig::default(), &entries).unwrap();
+    // Uncompressed record batches of 2,048 entries, so that a path can be patched.
+    let batch = built.to_record_batch().unwrap();
+    let path = resolve_map_path(root);
+    let mut w =
+        arrow_ipc::writer::FileWriter::try_new(fs::File::create(&path).unwrap(), &batch.schema())
+            .unwrap();
+    for start in (0..5_000).step_by(2_048) {
+        w.write(&batch.slice(start, 2_048.min(5_000 - start)))
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let first = entries[0].path.clone();
+    let bad = format!("..{}", &first[3..]).replacen("-", "-0", 1);
+    assert_eq!(bad.len(), first.len());
+    let mut bytes = fs::read(&path).unwrap();
+    let pos = bytes
+        .windows(first.len())
+        .position(|w| w == first.as_bytes())
+        .unwrap();
+    bytes[pos..pos + first.len()].copy_from_slice(bad.as_bytes());
+    fs::write(&path, &bytes).unwrap();
+
+    let map = load_map(root).unwrap();
+    assert_eq!(map.total_rows(), 15_000);
+    let last = map.locate_row(14_999).unwrap();
+    assert_eq!(last.head().path, entries[4_999].path);
+    assert_eq!(map.entry(2_048).path, entries[2_048].path);
+    let err = map.locate_row(0).unwrap_err();
+    assert!(matches!(err, Error::PathEscape { .. }), "{err}");
+    assert!(map.blocks(5).is_err());
+    let e = map.entry(5);
+    assert!(e.path.contains('\0') && e.stats_json.is_none(), "{e:?}");
+    assert_eq!((e.row_count, e.first_global_row), (3, 15));
+    assert!(map.head(5).path.contains('\0'));
+    let err = map.check_entries().unwrap_err();
+    assert!(err.to_string().contains(&bad), "{err}");
+    assert!(map.to_record_batch().is_err());
+    assert!(lake_map::update_map(root).is_err());
+    // The same map with every record batch sound checks whole.
+    built.check_entries().unwrap();
+    lake_map::write_map_to(&built, &path).unwrap();
+    let map = load_map(root).unwrap();
+    map.check_entries().unwrap();
+    assert_eq!(map.to_entries(), entries);
+    assert_eq!(
+        map.total_bytes(),
+        entries.iter().map(|e| e.size_bytes).sum::<u64>()
+    );
 }

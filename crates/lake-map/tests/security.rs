@@ -50,9 +50,21 @@ fn escaping_entry_paths_are_refused() {
     let pos = bytes.windows(7).position(|w| w == b"b.lines").unwrap();
     bytes[pos..pos + 7].copy_from_slice(b"../b.ln");
     fs::write(&path, &bytes).unwrap();
-    let err = load_map(dir.path()).unwrap_err();
+    // Entries are checked when their record batch is first read: the load succeeds, and
+    // every reader of the batch's entries refuses it; no entry reads as that path.
+    let map = load_map(dir.path()).unwrap();
+    let err = map.check_entries().unwrap_err();
     assert!(matches!(err, Error::PathEscape { .. }), "{err}");
     assert!(err.to_string().contains("../b.ln"), "{err}");
+    for e in [
+        map.locate_row(0).unwrap_err(),
+        map.check_fresh(1).unwrap_err(),
+        map.slice(0, 3, None, &lines_registry()).unwrap_err(),
+        lake_map::show::map_json(&map).unwrap_err(),
+    ] {
+        assert!(matches!(e, Error::PathEscape { .. }), "{e}");
+    }
+    assert!(map.head(1).path.contains('\0') && map.find("../b.ln").is_none());
 }
 
 #[cfg(unix)]

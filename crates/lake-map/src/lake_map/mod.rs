@@ -6,22 +6,23 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 
+mod firsts;
+mod heads;
 mod rebuild;
 mod text_column;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use firsts::Firsts;
+use heads::{DAMAGED_PATH, HeadChunk, Heads};
+pub(crate) use heads::{HeadDecoder, LazyHeads, first_column};
 use lake_locators::{Block, Stats};
 pub(crate) use rebuild::EntryFrom;
 use serde_json::Value;
 pub(crate) use text_column::{ChunkDecoder, DAMAGED, TextColumn};
 
 use crate::config::{MapConfig, stats_columns_to_json};
-use crate::discovery::check_entry_paths;
 use crate::error::{Error, Result};
-use crate::etag::{ETAG_COLUMN, with_etag_column};
 
 /// The map schema this crate writes.
 pub const MAP_SCHEMA: u32 = 3;
@@ -203,6 +204,12 @@ impl<'a> Location<'a> {
     pub fn entry(&self) -> Entry<'a> {
         self.map.entry(self.index)
     }
+
+    /// The head of the entry holding the row (path, format, sizes; no statistics or schema
+    /// read from the map).
+    pub fn head(&self) -> EntryHead<'a> {
+        self.map.head(self.index)
+    }
 }
 
 impl std::fmt::Debug for Location<'_> {
@@ -250,18 +257,25 @@ pub(crate) struct LazyJson {
 /// One entry's parsed blocks, filled on first use.
 type BlockSlot = OnceLock<ParsedBlocks>;
 
+/// The parsed blocks of a record batch's entries, allocated on first use.
+type BlockChunk = OnceLock<Box<[BlockSlot]>>;
+
 /// The Lake Map in memory: entries, totals and configuration.
 pub struct LakeMap {
     root: PathBuf,
+    /// The map file the map was loaded from (the root for a map built in memory): what the
+    /// error of a damaged record batch names.
+    origin: PathBuf,
     config: MapConfig,
     map_schema: u32,
-    batch: RecordBatch,
     cols: Columns,
     total_rows: u64,
-    total_bytes: u64,
-    /// Parsed blocks per entry, allocated on the first `blocks` call so that loading a map
-    /// touches nothing but the columns it checks.
-    blocks: OnceLock<Box<[BlockSlot]>>,
+    /// Sum of the entries' sizes, on first use (it reads every record batch of the map).
+    total_bytes: OnceLock<u64>,
+    /// Parsed blocks per entry, allocated a record batch of entries at a time on the first
+    /// `blocks` call of one of them, so that loading a map and locating a row allocate
+    /// nothing per entry of the map.
+    blocks: OnceLock<Box<[BlockChunk]>>,
     /// The memory-mapped map file the columns point into (maps loaded from disk).
     mapped: Option<arrow_buffer::Buffer>,
     /// Where the entries' bytes are read from when they are not files under `root` (an
@@ -277,26 +291,20 @@ impl std::fmt::Debug for LakeMap {
             .field("map_schema", &self.map_schema)
             .field("total_files", &self.total_files())
             .field("total_rows", &self.total_rows)
-            .field("total_bytes", &self.total_bytes)
             .finish()
     }
 }
 
 #[derive(Debug, Clone)]
 struct Columns {
-    path: StringArray,
-    format: StringArray,
-    size_bytes: Int64Array,
-    mtime_ms: Int64Array,
-    row_count: Int64Array,
-    first_global_row: Int64Array,
+    /// `path`, `format`, `size_bytes`, `mtime_ms`, `row_count`, `blake3` and the optional
+    /// eleventh column `etag` (each object's ETag as its store returned it, in maps of lakes
+    /// in object stores), one record batch at a time.
+    heads: Heads,
+    first_global_row: Firsts,
     row_groups_json: TextColumn,
-    blake3: StringArray,
     stats_json: TextColumn,
     schema_json: TextColumn,
-    /// The optional eleventh column: each object's ETag as its store returned it (maps of
-    /// lakes in object stores).
-    etag: Option<StringArray>,
 }
 
 fn column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a ArrayRef> {
@@ -317,7 +325,8 @@ impl LakeMap {
 
     /// The ETag stored for entry `i` (maps of object-store lakes; `None` otherwise).
     pub fn etag(&self, i: usize) -> Option<&str> {
-        self.cols.etag.as_ref().and_then(|a| opt_str(a, i))
+        let (h, j) = self.head_at(i);
+        h.and_then(|h| h.etag.as_ref()).and_then(|a| opt_str(a, j))
     }
 
     /// Reads the entries' bytes through `source` instead of from the files under the root
@@ -342,150 +351,6 @@ impl LakeMap {
         origin: &Path,
     ) -> Result<Self> {
         Self::from_parts(root, config, map_schema, batch, None, origin)
-    }
-
-    /// [`LakeMap::from_batch`] of a batch holding every column but the JSON ones, which
-    /// `json` reads (when given) as they are used.
-    pub(crate) fn from_parts(
-        root: &Path,
-        config: MapConfig,
-        map_schema: u32,
-        batch: RecordBatch,
-        json: Option<LazyJson>,
-        origin: &Path,
-    ) -> Result<Self> {
-        let utf8 = |name: &str, nullable: bool| -> Result<StringArray> {
-            let col = column(&batch, name)
-                .ok_or_else(|| Error::invalid(origin, format!("missing column {name:?}")))?;
-            let arr = col.as_string_opt::<i32>().ok_or_else(|| {
-                Error::invalid(
-                    origin,
-                    format!(
-                        "column {name:?} has type {}, expected Utf8",
-                        col.data_type()
-                    ),
-                )
-            })?;
-            if !nullable && arr.null_count() > 0 {
-                return Err(Error::invalid(origin, format!("column {name:?} has nulls")));
-            }
-            Ok(arr.clone())
-        };
-        // The JSON columns are kept as bytes: the loader decodes them as Binary so that their
-        // UTF-8 is checked per entry when read, not for the whole map at load time. A loaded
-        // schema-3 map hands them in `json`, decoded chunk by chunk on first use.
-        let lazy = json;
-        let json = |name: &str, nullable: bool, lazy: Option<TextColumn>| -> Result<TextColumn> {
-            if let Some(col) = lazy {
-                return Ok(col);
-            }
-            let col = column(&batch, name)
-                .ok_or_else(|| Error::invalid(origin, format!("missing column {name:?}")))?;
-            let arr = TextColumn::decoded(col, nullable).ok_or_else(|| {
-                Error::invalid(
-                    origin,
-                    format!(
-                        "column {name:?} has type {}, expected Utf8",
-                        col.data_type()
-                    ),
-                )
-            })?;
-            if !nullable && arr.has_nulls() {
-                return Err(Error::invalid(origin, format!("column {name:?} has nulls")));
-            }
-            Ok(arr)
-        };
-        let int = |name: &str| -> Result<Int64Array> {
-            let col = column(&batch, name)
-                .ok_or_else(|| Error::invalid(origin, format!("missing column {name:?}")))?;
-            let arr = col.as_primitive_opt::<Int64Type>().ok_or_else(|| {
-                Error::invalid(
-                    origin,
-                    format!(
-                        "column {name:?} has type {}, expected Int64",
-                        col.data_type()
-                    ),
-                )
-            })?;
-            if arr.null_count() > 0 {
-                return Err(Error::invalid(origin, format!("column {name:?} has nulls")));
-            }
-            Ok(arr.clone())
-        };
-        let cols = Columns {
-            path: utf8("path", false)?,
-            format: utf8("format", false)?,
-            size_bytes: int("size_bytes")?,
-            mtime_ms: int("mtime_ms")?,
-            row_count: int("row_count")?,
-            first_global_row: int("first_global_row")?,
-            row_groups_json: json(
-                "row_groups_json",
-                false,
-                lazy.as_ref().map(|l| l.row_groups_json.clone()),
-            )?,
-            blake3: utf8("blake3", true)?,
-            stats_json: json(
-                "stats_json",
-                true,
-                lazy.as_ref().map(|l| l.stats_json.clone()),
-            )?,
-            schema_json: json(
-                "schema_json",
-                true,
-                lazy.as_ref().map(|l| l.schema_json.clone()),
-            )?,
-            etag: match column(&batch, ETAG_COLUMN) {
-                Some(_) => Some(utf8(ETAG_COLUMN, true)?),
-                None => None,
-            },
-        };
-        let n = batch.num_rows();
-        let mut expected_first: u64 = 0;
-        let mut total_bytes: u64 = 0;
-        check_entry_paths(&cols.path).map_err(|(i, why)| Error::PathEscape {
-            map: origin.to_path_buf(),
-            entry: cols.path.value(i).to_string(),
-            message: why.to_string(),
-        })?;
-        for i in 0..n {
-            let path = cols.path.value(i);
-            let size = cols.size_bytes.value(i);
-            let rows = cols.row_count.value(i);
-            let first = cols.first_global_row.value(i);
-            if size < 0 || rows < 0 || first < 0 {
-                return Err(Error::invalid(
-                    origin,
-                    format!("entry {path:?} has a negative size, row count or first row"),
-                ));
-            }
-            if first as u64 != expected_first {
-                return Err(Error::invalid(
-                    origin,
-                    format!(
-                        "entry {path:?}: first_global_row {first}, expected {expected_first} \
-                         (the running sum of row_count)"
-                    ),
-                ));
-            }
-            expected_first = expected_first
-                .checked_add(rows as u64)
-                .ok_or_else(|| Error::invalid(origin, "total row count overflows".to_string()))?;
-            total_bytes = total_bytes.saturating_add(size as u64);
-        }
-        let blocks = OnceLock::new();
-        Ok(LakeMap {
-            root: root.to_path_buf(),
-            config,
-            map_schema,
-            batch,
-            cols,
-            total_rows: expected_first,
-            total_bytes,
-            blocks,
-            mapped: None,
-            source: None,
-        })
     }
 
     /// Keeps the memory map the columns were decoded from (zero-copy) alive and visible.
@@ -520,53 +385,9 @@ impl LakeMap {
         self.map_schema >= 2
     }
 
-    /// The entries as one record batch in the loaded layout (the JSON columns as Binary,
-    /// pointing into the memory map for a loaded map).
-    pub fn batch(&self) -> &RecordBatch {
-        &self.batch
-    }
-
-    /// The entries as a schema-3 record batch with every column typed as the map file stores
-    /// it (the JSON columns as Utf8, their UTF-8 checked here); what the writer stores.
-    pub fn to_record_batch(&self) -> Result<RecordBatch> {
-        let c = &self.cols;
-        let utf8 = |a: &TextColumn, name: &str| -> Result<ArrayRef> {
-            a.to_utf8().map(|s| Arc::new(s) as ArrayRef).map_err(|i| {
-                Error::invalid(
-                    &self.root,
-                    format!(
-                        "column {name}: the value of entry {:?} is not valid UTF-8",
-                        c.path.value(i)
-                    ),
-                )
-            })
-        };
-        let columns: Vec<ArrayRef> = vec![
-            Arc::new(c.path.clone()),
-            Arc::new(c.format.clone()),
-            Arc::new(c.size_bytes.clone()),
-            Arc::new(c.mtime_ms.clone()),
-            Arc::new(c.row_count.clone()),
-            Arc::new(c.first_global_row.clone()),
-            utf8(&c.row_groups_json, "row_groups_json")?,
-            Arc::new(c.blake3.clone()),
-            utf8(&c.stats_json, "stats_json")?,
-            utf8(&c.schema_json, "schema_json")?,
-        ];
-        let mut schema = map_schema(&self.config);
-        let mut columns = columns;
-        if let Some(etag) = &c.etag {
-            (schema, columns) = with_etag_column(&schema, columns, Arc::new(etag.clone()));
-        }
-        RecordBatch::try_new(schema, columns).map_err(|source| Error::Arrow {
-            path: self.root.clone(),
-            source,
-        })
-    }
-
     /// Number of entries.
     pub fn total_files(&self) -> usize {
-        self.batch.num_rows()
+        self.cols.heads.len()
     }
 
     /// Sum of the entries' row counts.
@@ -574,9 +395,15 @@ impl LakeMap {
         self.total_rows
     }
 
-    /// Sum of the entries' sizes.
+    /// Sum of the entries' sizes (read from every record batch of the map on the first
+    /// call; an entry of a damaged record batch counts 0).
     pub fn total_bytes(&self) -> u64 {
-        self.total_bytes
+        *self.total_bytes.get_or_init(|| {
+            (0..self.cols.heads.chunks())
+                .filter_map(|c| self.head_chunk(c).ok())
+                .flat_map(|h| h.size_bytes.values().iter())
+                .fold(0u64, |sum, &s| sum.saturating_add(s as u64))
+        })
     }
 
     /// True when the map has no entry.
@@ -584,21 +411,51 @@ impl LakeMap {
         self.total_files() == 0
     }
 
-    /// Entry `i` in map order (panics when out of range, like slice indexing).
+    /// The head columns of the record batch holding entry `i` (`None` when it is damaged)
+    /// and the entry's row in it.
+    fn head_at(&self, i: usize) -> (Option<&HeadChunk>, usize) {
+        let (c, j) = self.cols.heads.chunk_of(i);
+        (self.head_chunk(c).ok(), j)
+    }
+
+    /// Entry `i`'s row count: what its record batch stores, or for an entry of a damaged
+    /// record batch the distance to the next entry's first row.
+    fn rows_of(&self, h: Option<&HeadChunk>, i: usize, j: usize) -> u64 {
+        match h {
+            Some(h) => h.row_count.value(j) as u64,
+            None => {
+                let firsts = &self.cols.first_global_row;
+                let next = firsts.get(i + 1).map_or(self.total_rows, |f| f as u64);
+                next.saturating_sub(firsts.value(i) as u64)
+            }
+        }
+    }
+
+    /// Entry `i` in map order (panics when out of range, like slice indexing). An entry of a
+    /// record batch of the map file that does not decode or check reads with a path no file
+    /// has (it holds a NUL byte) and without blocks, statistics or schema; the fallible
+    /// readers ([`LakeMap::blocks`], [`LakeMap::locate_row`], [`LakeMap::check_entries`])
+    /// report the damage.
     pub fn entry(&self, i: usize) -> Entry<'_> {
         let c = &self.cols;
+        let (h, j) = self.head_at(i);
+        let damaged = h.is_none();
         Entry {
             index: i,
-            path: c.path.value(i),
-            format: c.format.value(i),
-            size_bytes: c.size_bytes.value(i) as u64,
-            mtime_ms: c.mtime_ms.value(i),
-            row_count: c.row_count.value(i) as u64,
+            path: h.map_or(DAMAGED_PATH, |h| h.path.value(j)),
+            format: h.map_or(DAMAGED, |h| h.format.value(j)),
+            size_bytes: h.map_or(0, |h| h.size_bytes.value(j) as u64),
+            mtime_ms: h.map_or(i64::MIN, |h| h.mtime_ms.value(j)),
+            row_count: self.rows_of(h, i, j),
             first_global_row: c.first_global_row.value(i) as u64,
-            row_groups_json: c.row_groups_json.str(i).unwrap_or("[]"),
-            blake3: opt_str(&c.blake3, i),
-            stats_json: c.stats_json.str(i),
-            schema_json: c.schema_json.str(i),
+            row_groups_json: if damaged {
+                DAMAGED
+            } else {
+                c.row_groups_json.str(i).unwrap_or("[]")
+            },
+            blake3: h.and_then(|h| opt_str(&h.blake3, j)),
+            stats_json: if damaged { None } else { c.stats_json.str(i) },
+            schema_json: if damaged { None } else { c.schema_json.str(i) },
         }
     }
 
@@ -608,27 +465,29 @@ impl LakeMap {
     /// JSON decompression for. Panics when out of range, like slice indexing.
     pub fn head(&self, i: usize) -> EntryHead<'_> {
         let c = &self.cols;
+        let (h, j) = self.head_at(i);
         EntryHead {
-            path: c.path.value(i),
-            format: c.format.value(i),
-            size_bytes: c.size_bytes.value(i) as u64,
-            mtime_ms: c.mtime_ms.value(i),
-            row_count: c.row_count.value(i) as u64,
+            path: h.map_or(DAMAGED_PATH, |h| h.path.value(j)),
+            format: h.map_or(DAMAGED, |h| h.format.value(j)),
+            size_bytes: h.map_or(0, |h| h.size_bytes.value(j) as u64),
+            mtime_ms: h.map_or(i64::MIN, |h| h.mtime_ms.value(j)),
+            row_count: self.rows_of(h, i, j),
             first_global_row: c.first_global_row.value(i) as u64,
-            blake3: opt_str(&c.blake3, i),
-            has_stats: !c.stats_json.is_null(i),
-            has_schema: !c.schema_json.is_null(i),
+            blake3: h.and_then(|h| opt_str(&h.blake3, j)),
+            has_stats: h.is_some() && !c.stats_json.is_null(i),
+            has_schema: h.is_some() && !c.schema_json.is_null(i),
         }
+    }
+
+    /// Entry `i`'s path (panics when out of range).
+    pub(crate) fn path(&self, i: usize) -> &str {
+        let (h, j) = self.head_at(i);
+        h.map_or(DAMAGED_PATH, |h| h.path.value(j))
     }
 
     /// The dictionary of the `schema_json` column when it is dictionary-encoded.
     pub(crate) fn schema_dictionary(&self) -> Option<arrow_array::BinaryArray> {
         self.cols.schema_json.dictionary_values()
-    }
-
-    /// The `path` column (map order).
-    pub(crate) fn paths(&self) -> &StringArray {
-        &self.cols.path
     }
 
     /// Every entry in map order.
@@ -643,7 +502,9 @@ impl LakeMap {
 
     /// The entry of a relative path, if the map has one.
     pub fn find(&self, path: &str) -> Option<Entry<'_>> {
-        self.entries().find(|e| e.path == path)
+        (0..self.total_files())
+            .find(|&i| self.path(i) == path)
+            .map(|i| self.entry(i))
     }
 
     /// The parsed blocks of entry `i` (cached after the first call).
@@ -654,14 +515,19 @@ impl LakeMap {
     /// The cache slot of entry `i`'s parsed blocks, parsing `row_groups_json` on first use.
     /// A hit costs two atomic loads and no reference-count traffic.
     fn cached_blocks(&self, i: usize) -> Result<&ParsedBlocks> {
-        let cache = self
-            .blocks
-            .get_or_init(|| (0..self.total_files()).map(|_| OnceLock::new()).collect());
-        let slot = &cache[i];
+        let (c, j) = self.cols.heads.chunk_of(i);
+        let cache = self.blocks.get_or_init(|| {
+            (0..self.cols.heads.chunks())
+                .map(|_| OnceLock::new())
+                .collect()
+        });
+        let slot = &cache[c]
+            .get_or_init(|| self.cols.heads.range(c).map(|_| OnceLock::new()).collect())[j];
         if let Some(b) = slot.get() {
             return Ok(b);
         }
-        let path = self.cols.path.value(i);
+        self.check_entry(i)?;
+        let path = self.path(i);
         let json = self.cols.row_groups_json.str(i).unwrap_or("[]");
         let parsed: Vec<Block> = serde_json::from_str(json).map_err(|err| {
             Error::invalid(
@@ -680,11 +546,14 @@ impl LakeMap {
                 total_rows: self.total_rows,
             });
         }
-        let firsts = self.cols.first_global_row.values();
+        let firsts = &self.cols.first_global_row;
         // Zero-row entries share their first row with the next entry; the last entry whose
         // first row is <= g is the one holding it.
-        let i = firsts.partition_point(|&f| f as u64 <= g) - 1;
-        Ok((i, g - firsts[i] as u64))
+        let i = firsts.last_at_or_before(g).ok_or(Error::RowOutOfRange {
+            row: g,
+            total_rows: self.total_rows,
+        })?;
+        Ok((i, g - firsts.value(i) as u64))
     }
 
     /// `locate_row(g)`: the entry index, local row and block of global row `g` (the entry's
@@ -726,7 +595,7 @@ impl LakeMap {
         };
         let mut at = start;
         while at < end && i < self.total_files() {
-            let e = self.entry(i);
+            let e = self.head(i);
             let take = (e.row_count - local).min(end - at);
             if take > 0 {
                 out.push(Segment {
