@@ -462,6 +462,18 @@ fn a_map_copied_with_its_lake_from_disk_stays_valid() {
     let remote = Arc::new(load("s3://copy/p", &moto).expect("copied map"));
     assert_eq!(scan_all(&local), scan_all(&remote));
 
+    // The map has no ETags: a read checks the object's size by its own GETs' responses
+    // (no HEAD first), so an object of another size fails the read as stale.
+    put(&store, "p/a.csv", quoted_csv(999));
+    let changed = Arc::new(load("s3://copy/p", &moto).expect("copied map"));
+    let err = changed
+        .scan(0..10, &ScanOptions::default())
+        .and_then(|s| s.collect_batches())
+        .expect_err("a.csv changed");
+    assert_eq!(err.kind(), bazan::ErrorKind::Stale, "{err}");
+    assert!(err.to_string().contains("a.csv"), "{err}");
+    put(&store, "p/a.csv", quoted_csv(1000));
+
     // A local map of a remote lake.
     let map = dir.path().join("elsewhere.bazan");
     let options = CreateOptions {

@@ -130,11 +130,17 @@ fn ipc_file_and_feather_batches() {
     for compressed in [false, true] {
         let path = write_file(dir.path(), compressed);
         let idx = check_locator(&ArrowFileLocator, &path);
-        assert!(
-            idx.blocks
-                .iter()
-                .all(|b| b.first_byte.is_none() && b.columns.is_none())
-        );
+        assert!(idx.blocks.iter().all(|b| b.columns.is_none()));
+        // Each batch's byte span (for ranged reads of a file far away): after the schema,
+        // one after the other, before the footer.
+        let len = std::fs::metadata(&path).unwrap().len();
+        let mut end = 8;
+        for b in &idx.blocks {
+            let first = b.first_byte.expect("a batch's first byte");
+            assert!(first >= end, "batches do not overlap: {first} < {end}");
+            end = first + b.total_byte_size.expect("a batch's size");
+        }
+        assert!(end < len, "the footer follows the last batch");
     }
 }
 

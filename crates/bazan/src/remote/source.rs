@@ -26,8 +26,20 @@ const COALESCE_GAP: u64 = 64 * 1024;
 struct Local {
     file: Option<Arc<File>>,
     present: Vec<Range<u64>>,
-    /// The ETag to send (the map's; for an entry without one, the object's at first use).
+    /// The ETag to send (the map's; for an entry without one, the object's as the first
+    /// GET's responses gave it, or a HEAD's when the entry is checked before any read).
     etag: Option<Option<String>>,
+}
+
+/// A stale error for `url` unless the object's `size` is the entry's `want`.
+fn check_size(url: &str, size: u64, want: u64) -> lake_map::Result<()> {
+    if size == want {
+        return Ok(());
+    }
+    Err(lake_map::Error::Stale {
+        path: PathBuf::from(url),
+        message: format!("size is now {size} bytes, the map says {want}"),
+    })
 }
 
 /// Request and byte counts of a lake's reads (for tests and benchmarks).
@@ -127,28 +139,22 @@ impl EntrySource for RemoteSource {
         let slot = self.slot(e.index);
         let mut local = slot.lock().unwrap_or_else(|p| p.into_inner());
         if local.etag.is_none() {
-            let etag = match e.etag {
-                Some(t) => Some(t.to_string()),
+            match (e.etag, need.is_some()) {
+                (Some(t), _) => local.etag = Some(Some(t.to_string())),
                 // A map made on a disk and copied here: the object must have the entry's
-                // size; its ETag at first use then guards every later read.
-                None => {
+                // size; its ETag at first use then guards every later read. A read learns
+                // both from its own GETs' responses (below); a check without a read asks
+                // for them with a HEAD.
+                (None, true) => {}
+                (None, false) => {
                     let head = self
                         .store
                         .head(e.path)
                         .map_err(|err| to_map_error(&url, err))?;
-                    if head.size != e.size_bytes {
-                        return Err(lake_map::Error::Stale {
-                            path: PathBuf::from(&url),
-                            message: format!(
-                                "size is now {} bytes, the map says {}",
-                                head.size, e.size_bytes
-                            ),
-                        });
-                    }
-                    head.etag
+                    check_size(&url, head.size, e.size_bytes)?;
+                    local.etag = Some(head.etag);
                 }
-            };
-            local.etag = Some(etag);
+            }
         }
         if local.file.is_none() {
             if let Some(parent) = local_path.parent() {
@@ -200,10 +206,20 @@ impl EntrySource for RemoteSource {
             return Ok(local_path);
         }
         let etag = local.etag.clone().flatten();
-        let got = self
+        let (got, meta) = self
             .store
-            .get_ranges(e.path, &fetch, etag.as_deref())
+            .get_ranges_meta(e.path, &fetch, etag.as_deref())
             .map_err(|err| to_map_error(&url, err))?;
+        if local.etag.is_none() {
+            // The first read of an entry without an ETag: its GETs went without a
+            // precondition, so their responses are checked against the entry here.
+            let (size, tag) = meta.ok_or_else(|| lake_map::Error::Stale {
+                path: PathBuf::from(&url),
+                message: "no response told the object's size".into(),
+            })?;
+            check_size(&url, size, e.size_bytes)?;
+            local.etag = Some(tag);
+        }
         let file = local.file.clone().ok_or_else(|| {
             lake_map::Error::io(&local_path, std::io::Error::other("local copy not open"))
         })?;

@@ -256,19 +256,32 @@ impl Store {
 
     /// The bytes `ranges` of `rel`, each one GET (at most [`IN_FLIGHT`] at once), on the
     /// condition that the object still has `etag` (a replaced object is a stale error).
+    /// Without `etag`, the object's size and ETag as every response gave them come back too
+    /// (the responses must agree: an object replaced between two of them is a stale error),
+    /// so that a caller checks an object by the GETs it makes anyway, not by a HEAD first.
     pub(crate) fn get_ranges(
         &self,
         rel: &str,
         ranges: &[Range<u64>],
         etag: Option<&str>,
     ) -> Result<Vec<Bytes>> {
+        Ok(self.get_ranges_meta(rel, ranges, etag)?.0)
+    }
+
+    /// [`Store::get_ranges`] with the object's size and ETag as the responses gave them.
+    pub(crate) fn get_ranges_meta(
+        &self,
+        rel: &str,
+        ranges: &[Range<u64>],
+        etag: Option<&str>,
+    ) -> Result<(Vec<Bytes>, Option<(u64, Option<String>)>)> {
         let key = self.key(rel);
         let store = Arc::clone(&self.store);
         let url = self.url_of(rel);
         let etag = etag.map(str::to_string);
         let ranges = ranges.to_vec();
         let url2 = url.clone();
-        block_on(async move {
+        let got = block_on(async move {
             futures::stream::iter(ranges.into_iter().map(|r| {
                 let store = Arc::clone(&store);
                 let key = key.clone();
@@ -281,6 +294,7 @@ impl Store {
                 async move {
                     let got = store.get_opts(&key, options).await;
                     let got = got.map_err(|e| store_error(&url, e))?;
+                    let meta = (got.meta.size, got.meta.e_tag.clone());
                     let bytes = got.bytes().await.map_err(|e| store_error(&url, e))?;
                     if bytes.len() as u64 != r.end - r.start {
                         return Err(Error::new(
@@ -294,13 +308,37 @@ impl Store {
                             ),
                         ));
                     }
-                    Ok(bytes)
+                    Ok((bytes, meta))
                 }
             }))
             .buffered(IN_FLIGHT)
-            .try_collect::<Vec<Bytes>>()
+            .try_collect::<Vec<(Bytes, (u64, Option<String>))>>()
             .await
-        })?
+        })??;
+        let mut meta: Option<(u64, Option<String>)> = None;
+        let mut parts = Vec::with_capacity(got.len());
+        for (bytes, m) in got {
+            match &meta {
+                Some(first) if *first != m => {
+                    return Err(Error::new(
+                        ErrorKind::Stale,
+                        format!(
+                            "{url}: the object changed during the read (size {} and ETag {} in \
+                             one response, {} and {} in another)",
+                            first.0,
+                            first.1.as_deref().unwrap_or("(none)"),
+                            m.0,
+                            m.1.as_deref().unwrap_or("(none)")
+                        ),
+                    )
+                    .at(std::path::Path::new(&url)));
+                }
+                Some(_) => {}
+                None => meta = Some(m),
+            }
+            parts.push(bytes);
+        }
+        Ok((parts, meta))
     }
 
     /// Streams the whole object `rel` (on the condition that it still has `etag`) into

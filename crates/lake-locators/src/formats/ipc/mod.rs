@@ -400,7 +400,8 @@ impl Locator for ArrowFileLocator {
             let (file, len) = columnar::open(path)?;
             let footer = read_footer(path, &file, len)?;
             let schema = footer.schema.clone();
-            let blocks = batch_rows(path, &file, len, &footer.schema, &footer.blocks)?;
+            let mut blocks = batch_rows(path, &file, len, &footer.schema, &footer.blocks)?;
+            header::place_batches(&mut blocks, &footer);
             let row_count = blocks.last().map_or(0, |b| b.first_row + b.row_count);
             let stats = if options.stats.is_none() {
                 None

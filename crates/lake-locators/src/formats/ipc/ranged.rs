@@ -273,7 +273,7 @@ fn index_with_tail(
         super::stats::stats_projection(&schema, &options.stats)
     };
     let whole = !cols.is_empty() && cols.len() == schema.fields().len();
-    let (blocks, stats) = if whole {
+    let (mut blocks, stats) = if whole {
         whole_batches(&remote, &footer, &cols, options)?
     } else {
         let requests = coalesce(
@@ -295,6 +295,7 @@ fn index_with_tail(
         };
         (blocks, stats)
     };
+    super::header::place_batches(&mut blocks, &footer);
     let row_count = blocks.last().map_or(0, |b| b.first_row + b.row_count);
     Ok(FileIndex {
         format: FILE_FORMAT.into(),
