@@ -152,6 +152,24 @@ impl Walked {
         self.skipped.append(&mut other.skipped);
         self.errors.append(&mut other.errors);
     }
+
+    fn push(&mut self, visit: Visit) {
+        match visit {
+            Visit::File(f) => self.files.push(f),
+            Visit::Skip(s) => self.skipped.push(s),
+            Visit::Error(e) => self.errors.push(e),
+            Visit::Dir(w) => self.append(w),
+        }
+    }
+}
+
+/// What one entry of a directory turned out to be.
+enum Visit {
+    File(DiscoveredFile),
+    Skip(Skipped),
+    Error(WalkError),
+    /// A subdirectory, walked.
+    Dir(Walked),
 }
 
 /// Below this many entries a directory's entries are looked at on the calling thread.
@@ -164,7 +182,8 @@ const PARALLEL_ENTRIES: usize = 16;
 /// its subdirectories walked on the threads of the caller's rayon pool, so that a lake of
 /// 100,000 files does not wait for 100,000 system calls one after the other. The results
 /// are put together in listing order, so errors come in the order a one-thread walk meets
-/// them.
+/// them. Nothing is allocated per entry but what the entry is (its relative path, and its
+/// full path only for a subdirectory or an error).
 fn walk(dir: &Path, prefix: &str, registry: &HandlerRegistry) -> Walked {
     use rayon::prelude::*;
     let mut head = Walked::default();
@@ -193,98 +212,105 @@ fn walk(dir: &Path, prefix: &str, registry: &HandlerRegistry) -> Walked {
             }
         }
     }
-    let visit = |entry: &fs::DirEntry| visit_entry(entry, prefix, registry);
-    let parts: Vec<Walked> = if entries.len() < PARALLEL_ENTRIES {
+    let visit = |entry: &fs::DirEntry| visit_entry(entry, dir, prefix, registry);
+    let parts: Vec<Visit> = if entries.len() < PARALLEL_ENTRIES {
         entries.iter().map(visit).collect()
     } else {
         entries.par_iter().with_min_len(8).map(visit).collect()
     };
+    head.files.reserve(parts.len());
     for part in parts {
-        head.append(part);
+        head.push(part);
     }
     head.errors.extend(stream_error);
     head
 }
 
-/// One entry of the directory whose relative path is `prefix`: a data file, a skipped
-/// entry, an error, or a subdirectory's walk.
-fn visit_entry(entry: &fs::DirEntry, prefix: &str, registry: &HandlerRegistry) -> Walked {
-    let mut out = Walked::default();
-    let full = entry.path();
+/// The extension of a file name as [`Path::extension`] takes it: the text after the last
+/// `.`, none when the only `.` starts the name.
+fn extension(name: &str) -> Option<&str> {
+    match name.rfind('.') {
+        Some(0) | None => None,
+        Some(i) => Some(&name[i + 1..]),
+    }
+}
+
+/// One entry of the directory `dir`, whose relative path is `prefix`: a data file, a
+/// skipped entry, an error, or a subdirectory's walk.
+fn visit_entry(
+    entry: &fs::DirEntry,
+    dir: &Path,
+    prefix: &str,
+    registry: &HandlerRegistry,
+) -> Visit {
     let name = entry.file_name();
     let Some(name) = name.to_str() else {
-        out.errors.push(WalkError {
+        return Visit::Error(WalkError {
             path: format!("{prefix}{}", name.to_string_lossy()),
             error: Error::io(
-                &full,
+                entry.path(),
                 std::io::Error::new(std::io::ErrorKind::InvalidData, "file name is not UTF-8"),
             ),
         });
-        return out;
     };
-    let rel = format!("{prefix}{name}");
+    let mut rel = String::with_capacity(prefix.len() + name.len() + 1);
+    rel.push_str(prefix);
+    rel.push_str(name);
     // `DirEntry::file_type` does not follow symbolic links.
     let file_type = match entry.file_type() {
         Ok(t) => t,
         Err(e) => {
-            out.errors.push(WalkError {
+            return Visit::Error(WalkError {
                 path: rel,
-                error: Error::io(&full, e),
+                error: Error::io(dir.join(name), e),
             });
-            return out;
         }
     };
-    let mut skip = |reason, rel: String| {
-        out.skipped.push(Skipped { path: rel, reason });
-    };
+    let skip = |reason, path: String| Visit::Skip(Skipped { path, reason });
     if file_type.is_symlink() {
-        skip(SkipReason::Symlink, rel);
-        return out;
+        return skip(SkipReason::Symlink, rel);
     }
     if file_type.is_dir() {
+        rel.push('/');
         if name.starts_with('.') {
-            skip(SkipReason::Hidden, format!("{rel}/"));
-            return out;
+            return skip(SkipReason::Hidden, rel);
         }
-        return walk(&full, &format!("{rel}/"), registry);
+        return Visit::Dir(walk(&dir.join(name), &rel, registry));
     }
     if !file_type.is_file() {
-        skip(SkipReason::NotRegular, rel);
-        return out;
+        return skip(SkipReason::NotRegular, rel);
     }
     if name == MAP_FILE_NAME {
-        skip(SkipReason::MapFile, rel);
-        return out;
+        return skip(SkipReason::MapFile, rel);
     }
     if name == LEGACY_MAP_FILE_NAME {
-        skip(SkipReason::LegacyMapFile, rel);
-        return out;
+        return skip(SkipReason::LegacyMapFile, rel);
     }
-    let path = Path::new(name);
-    let ext = path.extension().and_then(|e| e.to_str());
+    let ext = extension(name);
     if ext.is_some() && name.starts_with('.') {
-        skip(SkipReason::Hidden, rel);
-        return out;
+        return skip(SkipReason::Hidden, rel);
     }
     match ext {
         None => skip(SkipReason::NoExtension, rel),
-        Some(_) => match registry.for_path(path) {
+        Some(ext) => match (!ext.is_empty())
+            .then(|| registry.for_extension(ext))
+            .flatten()
+        {
             None => skip(SkipReason::UnknownExtension, rel),
             Some(handler) => match entry.metadata() {
-                Ok(meta) => out.files.push(DiscoveredFile {
+                Ok(meta) => Visit::File(DiscoveredFile {
                     path: rel,
                     size_bytes: meta.len(),
                     mtime_ms: mtime_ms(&meta),
                     handler,
                 }),
-                Err(e) => out.errors.push(WalkError {
+                Err(e) => Visit::Error(WalkError {
                     path: rel,
-                    error: Error::io(&full, e),
+                    error: Error::io(dir.join(name), e),
                 }),
             },
         },
     }
-    out
 }
 
 /// A file's modification time in milliseconds since the Unix epoch (negative before it).

@@ -115,8 +115,15 @@ impl HandlerRegistry {
 
     /// The handler of a file extension (compared case-insensitively, without the dot).
     pub fn for_extension(&self, ext: &str) -> Option<Handler> {
-        let ext = ext.to_ascii_lowercase();
-        if let Some(locator) = self.dynamic.get(&ext) {
+        // Discovery asks once per file: no allocation for an extension already in lower case.
+        let lower;
+        let ext = if ext.bytes().any(|b| b.is_ascii_uppercase()) {
+            lower = ext.to_ascii_lowercase();
+            lower.as_str()
+        } else {
+            ext
+        };
+        if let Some(locator) = self.dynamic.get(ext) {
             return Some(Handler {
                 locator: Arc::clone(locator),
                 dynamic: true,
