@@ -131,7 +131,7 @@ impl HandlerRegistry {
         }
         self.builtin
             .iter()
-            .find(|l| l.extensions().iter().any(|e| *e == ext))
+            .find(|l| l.extensions().contains(&ext))
             .map(|l| Handler {
                 locator: Arc::clone(l),
                 dynamic: false,
