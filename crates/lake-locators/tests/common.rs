@@ -175,3 +175,62 @@ pub(crate) fn parquet_traced_index(path: &Path) -> (FileIndex, Vec<std::ops::Ran
         Err(e) => panic!("{}: traced index failed: {e}", path.display()),
     }
 }
+
+/// Checks the byte ranges that [`lake_locators::locator::bytes::read_ranges`] names for the
+/// reads of the file at `path` (indexed as `idx`): a copy of the file holding only those
+/// bytes (zeros elsewhere, as the sparse local copy of an object in a bucket has) reads as
+/// the file itself, for each row span of `spans` (`read`) and for the rows `rows`
+/// (`read_rows`), and the ranges are a strict part of the file. Returns the bytes the rows'
+/// read needs.
+pub(crate) fn sparse_reads_match(
+    locator: &dyn Locator,
+    path: &Path,
+    idx: &FileIndex,
+    spans: &[std::ops::Range<u64>],
+    rows: &[u64],
+) -> u64 {
+    use lake_locators::locator::bytes::{merge_ranges, read_ranges};
+    let data = std::fs::read(path).unwrap();
+    let size = data.len() as u64;
+    let layout = locator.byte_layout().expect("a byte layout");
+    let sparse = |ranges: Vec<std::ops::Range<u64>>| -> (PathBuf, u64) {
+        let mut copy = vec![0u8; data.len()];
+        let mut n = 0;
+        for r in merge_ranges(ranges, 0) {
+            copy[r.start as usize..r.end as usize]
+                .copy_from_slice(&data[r.start as usize..r.end as usize]);
+            n += r.end - r.start;
+        }
+        let name = format!("sparse-{}", path.file_name().unwrap().to_string_lossy());
+        let to = path.with_file_name(name);
+        std::fs::write(&to, copy).unwrap();
+        (to, n)
+    };
+    for span in spans {
+        let ranges = read_ranges(&layout, size, &idx.blocks, span.clone()).expect("ranges");
+        let (copy, n) = sparse(ranges);
+        assert!(n < size, "{span:?}: {n} of {size} bytes");
+        let request = request(Some(idx), span.clone(), None, 0);
+        assert_eq!(
+            read_rows(locator, &copy, &request),
+            read_rows(locator, path, &request),
+            "{span:?}"
+        );
+    }
+    let mut ranges = Vec::new();
+    for &r in rows {
+        ranges.extend(read_ranges(&layout, size, &idx.blocks, r..r + 1).expect("ranges"));
+    }
+    let (copy, n) = sparse(ranges);
+    assert!(n < size, "rows: {n} of {size} bytes");
+    let request = lake_locators::RowsRequest {
+        rows,
+        blocks: Some(&idx.blocks),
+        schema: Some(idx.schema.clone()),
+        projection: None,
+    };
+    let want = locator.read_rows(path, &request).unwrap();
+    let got = locator.read_rows(&copy, &request).unwrap();
+    assert_eq!(got, want);
+    n
+}

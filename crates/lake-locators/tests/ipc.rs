@@ -141,6 +141,14 @@ fn ipc_file_and_feather_batches() {
             end = first + b.total_byte_size.expect("a batch's size");
         }
         assert!(end < len, "the footer follows the last batch");
+        // A read needs the schema, the touched batches and the footer only.
+        crate::common::sparse_reads_match(
+            &ArrowFileLocator,
+            &path,
+            &idx,
+            &[0..1, 350..352, 499..500],
+            &[3, 351, 499],
+        );
     }
 }
 

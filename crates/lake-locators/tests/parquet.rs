@@ -408,3 +408,39 @@ fn malformed_files_are_typed_errors() {
         );
     }
 }
+
+#[test]
+fn the_pages_of_the_byte_layout_are_all_a_read_needs() {
+    // What a lake in a bucket fetches of a Parquet file: per touched row group, each
+    // chunk's dictionary page and the data pages holding the rows (10 pages of 100 rows per
+    // chunk here), then the footer and page index.
+    let dir = tempfile::tempdir().unwrap();
+    let spans = [0..1, 150..170, 999..1001, 2345..2600, 3990..4000];
+    let rows = [5, 1234, 1299, 2500, 3999];
+    let path = write(dir.path(), "p.parquet", 4, EnabledStatistics::Page);
+    common::sparse_reads_match(&ParquetLocator, &path, &index(&path), &spans, &rows);
+    // Without dictionaries (which hold most of a chunk of distinct values) the pages are
+    // most of the bytes: five rows in four row groups touch five pages of each column.
+    let path = dir.path().join("plain.parquet");
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(GROUP))
+        .set_data_page_row_count_limit(100)
+        .set_write_batch_size(100)
+        .set_dictionary_enabled(false)
+        .build();
+    let b = batch(0, GROUP * 4);
+    let mut w =
+        ArrowWriter::try_new(File::create(&path).unwrap(), b.schema(), Some(props)).unwrap();
+    w.write(&b).unwrap();
+    w.close().unwrap();
+    let idx = index(&path);
+    let n = common::sparse_reads_match(&ParquetLocator, &path, &idx, &spans, &rows);
+    let size = std::fs::metadata(&path).unwrap().len();
+    let data_end = common::parquet_data_end(&idx);
+    let first = idx.blocks[0].first_byte.unwrap();
+    let tail = size - data_end;
+    assert!(
+        (n - tail) * 4 < data_end - first,
+        "{n} of {size} bytes, tail {tail}"
+    );
+}

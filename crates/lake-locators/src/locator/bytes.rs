@@ -88,6 +88,17 @@ pub fn read_ranges(
             if have.end <= rows.start || have.start >= rows.end || b.row_count == 0 {
                 continue;
             }
+            // A Parquet row group with page locations: each chunk's dictionary page and
+            // the data pages holding the rows, not the whole group.
+            if layout.block_end == BlockEnd::Compressed
+                && let Some(pages) = page_ranges(
+                    b,
+                    rows.start.max(have.start) - have.start..rows.end.min(have.end) - have.start,
+                )
+            {
+                out.extend(pages);
+                continue;
+            }
             let mut start = starts[i];
             let mut end = end_of(i)?;
             if let Some(fine) = b.fine.as_ref().filter(|f| f.rows > 0) {
@@ -118,6 +129,42 @@ pub fn read_ranges(
         out.push(data_end..size);
     }
     Some(merge_ranges(out, 0))
+}
+
+/// The byte ranges of Parquet row group `b` that a read of its rows `rows` (counted from
+/// the group's first row) touches, by the page locations of its column chunks (the
+/// OffsetIndex): each chunk's bytes before its first data page (the dictionary page) and
+/// the data pages holding one of the rows, which is what a reader with that row selection
+/// and the page index reads. `None` when a chunk has no page locations or one that lies
+/// outside the chunk (the whole group is read then).
+fn page_ranges(b: &Block, rows: Range<u64>) -> Option<Vec<Range<u64>>> {
+    let columns = b.columns.as_ref().filter(|c| !c.is_empty())?;
+    let mut out = Vec::new();
+    for c in columns {
+        let pages = c.page_locations.as_ref().filter(|p| !p.is_empty())?;
+        let chunk = c.first_byte..c.first_byte.checked_add(c.compressed_size)?;
+        let first = u64::try_from(pages[0].offset).ok()?;
+        if first < chunk.start || first > chunk.end {
+            return None;
+        }
+        out.push(chunk.start..first);
+        for (j, p) in pages.iter().enumerate() {
+            let from = u64::try_from(p.first_row_index).ok()?;
+            let to = match pages.get(j + 1) {
+                Some(next) => u64::try_from(next.first_row_index).ok()?,
+                None => b.row_count,
+            };
+            let at = u64::try_from(p.offset).ok()?;
+            let end = at.checked_add(u64::try_from(p.compressed_page_size).ok()?)?;
+            if at < chunk.start || end > chunk.end {
+                return None;
+            }
+            if to > rows.start && from < rows.end {
+                out.push(at..end);
+            }
+        }
+    }
+    Some(out)
 }
 
 /// Sorts `ranges`, drops empty ones and merges those closer than `gap` bytes.
@@ -219,6 +266,49 @@ mod tests {
         };
         let got = read_ranges(&layout, 200, &blocks, 0..3).unwrap();
         assert_eq!(got, vec![4..50, 90..200]);
+    }
+
+    #[test]
+    fn parquet_reads_the_dictionary_and_the_pages_of_the_rows() {
+        use crate::{ColumnChunk, PageLocation};
+        let page = |offset: i64, first_row_index: i64| PageLocation {
+            offset,
+            compressed_page_size: 100,
+            first_row_index,
+        };
+        // One row group of 300 rows at byte 4: column a (dictionary 4..50, pages of 100
+        // rows at 50, 150, 250), column b (no dictionary, pages at 350, 450, 550).
+        let mut blocks = checkpoints(&[4], 300);
+        blocks[0].compressed_size = Some(646);
+        blocks[0].columns = Some(vec![
+            ColumnChunk {
+                path: "a".into(),
+                first_byte: 4,
+                compressed_size: 346,
+                page_locations: Some(vec![page(50, 0), page(150, 100), page(250, 200)]),
+            },
+            ColumnChunk {
+                path: "b".into(),
+                first_byte: 350,
+                compressed_size: 300,
+                page_locations: Some(vec![page(350, 0), page(450, 100), page(550, 200)]),
+            },
+        ]);
+        let layout = ByteLayout {
+            head: false,
+            tail: true,
+            block_end: BlockEnd::Compressed,
+        };
+        let got = read_ranges(&layout, 800, &blocks, 120..130).unwrap();
+        assert_eq!(got, vec![4..50, 150..250, 450..550, 650..800]);
+        let got = read_ranges(&layout, 800, &blocks, 99..101).unwrap();
+        assert_eq!(got, vec![4..250, 350..550, 650..800]);
+        // A page outside its chunk: the whole group.
+        if let Some(c) = blocks[0].columns.as_mut() {
+            c[1].page_locations = Some(vec![page(900, 0)]);
+        }
+        let got = read_ranges(&layout, 1000, &blocks, 120..130).unwrap();
+        assert_eq!(got, vec![4..1000]);
     }
 
     #[test]
