@@ -274,7 +274,7 @@ impl Store {
         rel: &str,
         ranges: &[Range<u64>],
         etag: Option<&str>,
-    ) -> Result<(Vec<Bytes>, Option<(u64, Option<String>)>)> {
+    ) -> Result<(Vec<Bytes>, Option<SizeAndTag>)> {
         let key = self.key(rel);
         let store = Arc::clone(&self.store);
         let url = self.url_of(rel);
@@ -312,10 +312,10 @@ impl Store {
                 }
             }))
             .buffered(IN_FLIGHT)
-            .try_collect::<Vec<(Bytes, (u64, Option<String>))>>()
+            .try_collect::<Vec<(Bytes, SizeAndTag)>>()
             .await
         })??;
-        let mut meta: Option<(u64, Option<String>)> = None;
+        let mut meta: Option<SizeAndTag> = None;
         let mut parts = Vec::with_capacity(got.len());
         for (bytes, m) in got {
             match &meta {
@@ -434,6 +434,9 @@ impl Store {
         })?
     }
 }
+
+/// An object's size and ETag as a response gave them.
+pub(crate) type SizeAndTag = (u64, Option<String>);
 
 /// GETs in flight at once for one read.
 pub(crate) const IN_FLIGHT: usize = 8;
