@@ -128,10 +128,7 @@ impl Figure {
                 self.time.as_secs_f64() * 1e3,
                 self.traffic.gets,
                 group(self.traffic.bytes),
-                match self.traffic.requests - self.traffic.gets {
-                    0 => String::new(),
-                    n => format!(" +{n} other requests"),
-                },
+                self.traffic.others(),
                 if self.note.is_empty() {
                     String::new()
                 } else {
@@ -166,11 +163,48 @@ struct Bench {
     /// How long a peer may take before it is stopped and reported as unfinished.
     timeout: Duration,
     peers_seen: std::collections::BTreeSet<String>,
+    /// The peers to run (`--peers`, all three by default).
+    peers: Vec<String>,
+    /// Where every figure's request timeline is written (`--log-requests`).
+    log: Option<PathBuf>,
 }
 
 impl Bench {
     fn url(&self) -> String {
         format!("s3://{BUCKET}/{PREFIX}")
+    }
+
+    /// Whether the peer `tool` runs in this bench (`--peers`).
+    fn runs_peer(&self, tool: &str) -> bool {
+        self.peers.iter().any(|p| p == tool)
+    }
+
+    /// Appends the request timeline of `figure` to the `--log-requests` file.
+    fn log(&self, title: &str, figure: &Figure) {
+        let Some(path) = &self.log else {
+            return;
+        };
+        let mut text = format!(
+            "== {title}: {} ({} ms, {} GETs{}, {} bytes)\n",
+            figure.tool,
+            figure.time.as_millis(),
+            figure.traffic.gets,
+            figure.traffic.others(),
+            group(figure.traffic.bytes)
+        );
+        for line in figure.traffic.timeline() {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        use std::io::Write;
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(text.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("cannot write {}: {e}", path.display());
+        }
     }
 
     /// Runs `bazan ARGS` through the proxy `runs` times; the best run's time and traffic.
@@ -360,6 +394,16 @@ pub fn run() -> anyhow::Result<()> {
             .context("--size takes megabytes, e.g. 240m")?,
         None => 240,
     };
+    let peers: Vec<String> = match super::option("peers") {
+        Some(p) if p == "none" => Vec::new(),
+        Some(p) => p.split(',').map(|t| t.trim().to_string()).collect(),
+        None => ["polars", "pyarrow", "datasets"].map(String::from).to_vec(),
+    };
+    let log = super::option("log-requests").map(PathBuf::from);
+    if let Some(l) = &log {
+        // One file per run.
+        let _ = std::fs::remove_file(l);
+    }
     let bazan = match super::option("bazan") {
         Some(p) => PathBuf::from(p),
         None => target_dir().join("release").join("bazan"),
@@ -373,7 +417,11 @@ pub fn run() -> anyhow::Result<()> {
         .join("bench-data")
         .join(format!("lake-real-{mb}m"));
     lake_data::generate(&lake, mb)?;
-    let python = peer_venv()?;
+    let python = if peers.is_empty() {
+        PathBuf::from("python3")
+    } else {
+        peer_venv()?
+    };
     let moto = Moto::start()?;
     http_put(moto.port, &format!("/{BUCKET}"), None)?;
     let t = Instant::now();
@@ -407,6 +455,8 @@ pub fn run() -> anyhow::Result<()> {
         runs,
         timeout,
         peers_seen: Default::default(),
+        peers,
+        log,
     };
     println!("load average at the start: {}", load_average());
     for ms in [0, latency] {
@@ -439,6 +489,7 @@ fn pass(b: &mut Bench) -> anyhow::Result<()> {
         true,
     )?;
     println!("{}", remote.line());
+    b.log("map create", &remote);
     let local = b.cli(
         "bazan map create (local disk)",
         &[
@@ -510,12 +561,20 @@ fn pass(b: &mut Bench) -> anyhow::Result<()> {
         )?;
         let ours = check_first(ours, local);
         println!("{}", ours.line());
+        b.log(&format!("slice {name}"), &ours);
+        // Where the process's time went: the requests it made, as the proxy saw them.
+        for line in ours.traffic.timeline() {
+            println!("        {line}");
+        }
         let spec = serde_json::json!([{
             "key": format!("{PREFIX}/{name}"), "format": f.format,
             "start": local, "len": SLICE_ROWS,
         }]);
         let mut peers = Vec::new();
         for tool in ["polars", "pyarrow"] {
+            if !b.runs_peer(tool) {
+                continue;
+            }
             let p = check_first(b.peer(tool, "slice", spec.clone()), local);
             println!("{}", p.line());
             peers.push(p);
@@ -564,7 +623,10 @@ fn random_rows(b: &mut Bench) -> anyhow::Result<()> {
     for stride in [bazan::CreateOptions::default().stride, 4096] {
         let (on_map, fresh) = take_figures(b, &rows, stride)?;
         println!("{}", on_map.line());
+        per_file(&on_map);
         println!("{}", fresh.line());
+        b.log("take on the map", &on_map);
+        b.log("take from a fresh lake", &fresh);
         ours.push((on_map, fresh));
     }
     let (on_map, fresh) = ours.swap_remove(0);
@@ -591,6 +653,9 @@ fn random_rows(b: &mut Bench) -> anyhow::Result<()> {
     let spec = serde_json::Value::Array(spec);
     let mut peers = Vec::new();
     for tool in ["polars", "pyarrow", "datasets"] {
+        if !b.runs_peer(tool) {
+            continue;
+        }
         let p = b.peer(tool, "take", spec.clone());
         println!("{}", p.line());
         peers.push(p);
@@ -616,6 +681,17 @@ fn random_rows(b: &mut Bench) -> anyhow::Result<()> {
         None => println!("      datasets did not finish: no ratio"),
     }
     Ok(())
+}
+
+/// What a figure fetched of each object: GETs and the bytes their ranges asked for.
+fn per_file(f: &Figure) {
+    for (key, (gets, asked)) in &f.traffic.per_key {
+        let name = key.rsplit('/').next().unwrap_or(key);
+        println!(
+            "      {name:<16} {gets:>4} GETs asked {:>12} bytes",
+            group(*asked)
+        );
+    }
 }
 
 /// The facade's take of `rows` through the proxy, best of the runs: on the map in the bucket

@@ -57,23 +57,91 @@ fn free_port() -> anyhow::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-/// What the proxy counted: requests, GETs, response bytes, and per object the GETs and the
-/// bytes their ranges asked for.
+/// What the proxy counted: requests by kind, response bytes, per object the GETs and the
+/// bytes their ranges asked for, and a timeline of the requests.
 #[derive(Default)]
 struct Counters {
     requests: AtomicU64,
     gets: AtomicU64,
+    heads: AtomicU64,
+    lists: AtomicU64,
+    puts: AtomicU64,
     bytes: AtomicU64,
     per_key: Mutex<BTreeMap<String, (u64, u64)>>,
+    events: Mutex<Vec<Event>>,
 }
 
-/// One reading of the counters.
+/// One moment of the proxy's timeline: when (since the proxy started), on which client
+/// connection, what.
+#[derive(Debug, Clone)]
+pub(super) struct Event {
+    pub(super) at: Duration,
+    pub(super) conn: u64,
+    pub(super) what: String,
+}
+
+impl Counters {
+    fn event(&self, started: Instant, conn: u64, what: String) {
+        if let Ok(mut v) = self.events.lock() {
+            v.push(Event {
+                at: started.elapsed(),
+                conn,
+                what,
+            });
+        }
+    }
+}
+
+/// One reading of the counters: `gets` are object GETs (a listing, `GET /bucket?list-type=2`,
+/// counts as a LIST, not a GET), `puts` PUTs and POSTs.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Traffic {
     pub(super) requests: u64,
     pub(super) gets: u64,
+    pub(super) heads: u64,
+    pub(super) lists: u64,
+    pub(super) puts: u64,
     pub(super) bytes: u64,
     pub(super) per_key: BTreeMap<String, (u64, u64)>,
+    /// The requests of the measured call, in order.
+    pub(super) events: Vec<Event>,
+}
+
+impl Traffic {
+    /// The requests other than object GETs, as ` +N HEAD +N LIST …` (empty when none).
+    pub(super) fn others(&self) -> String {
+        let mut out = String::new();
+        for (n, kind) in [
+            (self.heads, "HEAD"),
+            (self.lists, "LIST"),
+            (self.puts, "PUT"),
+        ] {
+            if n > 0 {
+                out.push_str(&format!(" +{n} {kind}"));
+            }
+        }
+        let rest = self.requests - self.gets - self.heads - self.lists - self.puts;
+        if rest > 0 {
+            out.push_str(&format!(" +{rest} other"));
+        }
+        out
+    }
+
+    /// The timeline of the requests, one line each, times from the first event.
+    pub(super) fn timeline(&self) -> Vec<String> {
+        let t0 = self.events.first().map_or(Duration::ZERO, |e| e.at);
+        self.events
+            .iter()
+            .map(|e| {
+                format!(
+                    "{:>9.1} ms  conn {:<5} {}",
+                    (e.at - t0).as_secs_f64() * 1e3,
+                    e.conn,
+                    e.what
+                )
+            })
+            .collect()
+    }
 }
 
 /// The counting, delaying proxy in front of moto.
@@ -93,11 +161,19 @@ impl Proxy {
         let delay_ms = Arc::new(AtomicU64::new(0));
         let sizes = Arc::new(sizes);
         let (c, d) = (counters.clone(), delay_ms.clone());
+        let started = Instant::now();
         std::thread::spawn(move || {
-            for client in listener.incoming().flatten() {
+            for (conn, client) in listener.incoming().flatten().enumerate() {
                 let (c, d, sizes) = (c.clone(), d.clone(), sizes.clone());
+                let link = Link {
+                    counters: c,
+                    delay_ms: d,
+                    sizes,
+                    started,
+                    conn: conn as u64 + 1,
+                };
                 std::thread::spawn(move || {
-                    let _ = connection(client, upstream, &c, &d, &sizes);
+                    let _ = connection(client, upstream, &link);
                 });
             }
         });
@@ -121,9 +197,24 @@ impl Proxy {
         Traffic {
             requests: c.requests.load(Relaxed),
             gets: c.gets.load(Relaxed),
+            heads: c.heads.load(Relaxed),
+            lists: c.lists.load(Relaxed),
+            puts: c.puts.load(Relaxed),
             bytes: c.bytes.load(Relaxed),
             per_key: c.per_key.lock().map(|m| m.clone()).unwrap_or_default(),
+            events: Vec::new(),
         }
+    }
+
+    fn events_since(&self, n: usize) -> Vec<Event> {
+        match self.counters.events.lock() {
+            Ok(v) => v.get(n..).map(<[Event]>::to_vec).unwrap_or_default(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    fn event_count(&self) -> usize {
+        self.counters.events.lock().map_or(0, |v| v.len())
     }
 
     /// The traffic of `f` (nothing else talks to the proxy meanwhile).
@@ -132,6 +223,7 @@ impl Proxy {
         f: impl FnOnce() -> anyhow::Result<T>,
     ) -> anyhow::Result<(T, Traffic)> {
         let before = self.read();
+        let first_event = self.event_count();
         let v = f()?;
         let after = self.read();
         let mut per_key = after.per_key.clone();
@@ -147,31 +239,51 @@ impl Proxy {
             Traffic {
                 requests: after.requests - before.requests,
                 gets: after.gets - before.gets,
+                heads: after.heads - before.heads,
+                lists: after.lists - before.lists,
+                puts: after.puts - before.puts,
                 bytes: after.bytes - before.bytes,
                 per_key,
+                events: self.events_since(first_event),
             },
         ))
     }
 }
 
+/// What a proxied connection shares with the proxy: the counters, the delay, the object
+/// sizes, the proxy's start (the timeline's zero) and the connection's number.
+struct Link {
+    counters: Arc<Counters>,
+    delay_ms: Arc<AtomicU64>,
+    sizes: Arc<BTreeMap<String, u64>>,
+    started: Instant,
+    conn: u64,
+}
+
 /// One proxied connection: requests one way (counted, delayed), responses the other way
-/// (their bytes counted).
-fn connection(
-    client: TcpStream,
-    upstream: u16,
-    counters: &Arc<Counters>,
-    delay_ms: &Arc<AtomicU64>,
-    sizes: &Arc<BTreeMap<String, u64>>,
-) -> std::io::Result<()> {
+/// (their bytes counted; the first bytes of each read after a request and the end of the
+/// connection go into the timeline).
+fn connection(client: TcpStream, upstream: u16, link: &Link) -> std::io::Result<()> {
     let server = TcpStream::connect(("127.0.0.1", upstream))?;
     let (mut from_server, mut to_client) = (server.try_clone()?, client.try_clone()?);
-    let c = counters.clone();
+    let c = link.counters.clone();
+    let (started, conn) = (link.started, link.conn);
     let back = std::thread::spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
+        let mut total = 0u64;
         loop {
             match from_server.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
+                    if total == 0 {
+                        let status = String::from_utf8_lossy(&buf[..n.min(64)])
+                            .lines()
+                            .next()
+                            .unwrap_or("")
+                            .to_string();
+                        c.event(started, conn, format!("first response bytes: {status}"));
+                    }
+                    total += n as u64;
                     c.bytes.fetch_add(n as u64, Relaxed);
                     if to_client.write_all(&buf[..n]).is_err() {
                         break;
@@ -179,9 +291,14 @@ fn connection(
                 }
             }
         }
+        c.event(
+            started,
+            conn,
+            format!("response done, {total} bytes on this connection"),
+        );
         let _ = to_client.shutdown(Shutdown::Write);
     });
-    let result = forward_requests(client, &server, counters, delay_ms, sizes);
+    let result = forward_requests(client, &server, link);
     let _ = server.shutdown(Shutdown::Write);
     let _ = back.join();
     result
@@ -190,13 +307,8 @@ fn connection(
 /// Forwards HTTP/1.1 requests from `client` to `server` one at a time: reads each request's
 /// head, counts it, sleeps the delay, then forwards the head and its body (by
 /// `Content-Length` or chunked).
-fn forward_requests(
-    client: TcpStream,
-    mut server: &TcpStream,
-    counters: &Counters,
-    delay_ms: &AtomicU64,
-    sizes: &BTreeMap<String, u64>,
-) -> std::io::Result<()> {
+fn forward_requests(client: TcpStream, mut server: &TcpStream, link: &Link) -> std::io::Result<()> {
+    let (counters, delay_ms, sizes) = (&*link.counters, &*link.delay_ms, &*link.sizes);
     let mut r = BufReader::with_capacity(64 * 1024, client);
     loop {
         let mut head = Vec::new();
@@ -233,9 +345,34 @@ fn forward_requests(
             }
         }
         counters.requests.fetch_add(1, Relaxed);
-        if method == "GET" {
+        let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+        // `GET /bucket?list-type=2&prefix=…` (or any GET of a bucket) is a listing.
+        let listing = method == "GET"
+            && (query.contains("list-type") || path.trim_matches('/').split('/').count() == 1);
+        counters.event(
+            link.started,
+            link.conn,
+            format!(
+                "{} {target}{}",
+                if listing { "LIST" } else { &method },
+                range
+                    .as_deref()
+                    .map(|r| format!(" [{r}]"))
+                    .unwrap_or_default()
+            ),
+        );
+        let kind = match method.as_str() {
+            _ if listing => Some(&counters.lists),
+            "HEAD" => Some(&counters.heads),
+            "PUT" | "POST" => Some(&counters.puts),
+            _ => None,
+        };
+        if let Some(n) = kind {
+            n.fetch_add(1, Relaxed);
+        }
+        if method == "GET" && !listing {
             counters.gets.fetch_add(1, Relaxed);
-            let path = target.split('?').next().unwrap_or("").to_string();
+            let path = path.to_string();
             if let Some(&size) = sizes.get(&path) {
                 let asked = range_len(range.as_deref(), size);
                 if let Ok(mut m) = counters.per_key.lock() {
