@@ -8,8 +8,9 @@
 //! tool on the same threads: `map create` against DuckDB `count(*)` over one glob per format
 //! (its exact script printed, run in the same process run), with the CPU time split into user
 //! and system; `map update` with nothing changed and with one file changed; the map's bytes
-//! per file; loading the map; `bazan locate LAKE ROW` as a process (the release binary, with
-//! `bazan --version` as the floor of a process start); the Lake Doctor in metadata mode; and
+//! per file; loading the map (and decoding every entry); `bazan locate LAKE ROW` as a process
+//! (the release binary built by `timing::release_bazan`, wall and CPU time, with `bazan
+//! --version` as the floor of a process start); the Lake Doctor in metadata mode; and
 //! each of them per file, from which a million files is worked out on paper
 //! (`docs/benchmarks.md`).
 
@@ -178,31 +179,37 @@ fn best_with_cpu<T>(
     out.context("no run")
 }
 
-/// The `bazan` release binary, built first when it is not there.
-fn bazan_binary() -> anyhow::Result<PathBuf> {
-    let root = crate::workspace_root();
-    let bin = root.join("target/release/bazan");
-    if !bin.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let ok = Command::new(cargo)
-            .args(["build", "--release", "--quiet", "-p", "bazan-cli"])
-            .current_dir(&root)
-            .status()
-            .context("cannot run cargo")?
-            .success();
-        ensure!(ok, "cargo build --release -p bazan-cli failed");
+/// User plus system CPU seconds of this process's waited-for children so far.
+fn children_cpu() -> f64 {
+    // SAFETY: getrusage writes the struct it is given and nothing else.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; RUSAGE_CHILDREN is always valid.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) } != 0 {
+        return 0.0;
     }
-    Ok(bin)
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    s(u.ru_utime) + s(u.ru_stime)
 }
 
-/// The best and the median wall time of `runs` runs of the process `bin args`, which must
-/// succeed.
-fn process_times(bin: &Path, args: &[&str], runs: usize) -> anyhow::Result<(Duration, Duration)> {
+/// Wall and CPU times of `runs` runs of one process.
+struct ProcessTimes {
+    best: Duration,
+    median: Duration,
+    /// The least and the median CPU time (user + system) of a run.
+    cpu_best: Duration,
+    cpu_median: Duration,
+}
+
+/// The times of `runs` runs of the process `bin args`, which must succeed.
+fn process_times(bin: &Path, args: &[&str], runs: usize) -> anyhow::Result<ProcessTimes> {
     let mut times = Vec::with_capacity(runs);
+    let mut cpu = Vec::with_capacity(runs);
     for _ in 0..runs {
+        let c0 = children_cpu();
         let t = Instant::now();
         let out = Command::new(bin).args(args).output()?;
         times.push(t.elapsed());
+        cpu.push(Duration::from_secs_f64((children_cpu() - c0).max(0.0)));
         if !out.status.success() {
             bail!(
                 "{} {} failed: {}",
@@ -213,7 +220,13 @@ fn process_times(bin: &Path, args: &[&str], runs: usize) -> anyhow::Result<(Dura
         }
     }
     times.sort();
-    Ok((times[0], times[runs / 2]))
+    cpu.sort();
+    Ok(ProcessTimes {
+        best: times[0],
+        median: times[runs / 2],
+        cpu_best: cpu[0],
+        cpu_median: cpu[runs / 2],
+    })
 }
 
 /// Runs `f` on a pool of `threads` threads.
@@ -273,7 +286,7 @@ fn one(lake: &ManyLake, threads: usize, duck: bool) -> anyhow::Result<()> {
     };
     // The first run reads every file into the page cache.
     create()?;
-    let (t_create, (user, sys), rows) = best_with_cpu(3, create)?;
+    let (t_create, (user_create, sys_create), rows) = best_with_cpu(3, create)?;
     ensure!(
         rows == lake.rows,
         "map create counted {rows} rows, the generator wrote {}",
@@ -281,7 +294,7 @@ fn one(lake: &ManyLake, threads: usize, duck: bool) -> anyhow::Result<()> {
     );
     let map_bytes = fs::metadata(root.join(".br_map.bazan"))?.len();
     let mut line = format!(
-        "  map create (default stats, warm, best of 3) {:>8.3}s  (user {user:.2}s, system {sys:.2}s; {:.1} us per file)",
+        "  map create (default stats, warm, best of 3) {:>8.3}s  (user {user_create:.2}s, system {sys_create:.2}s; {:.1} us per file)",
         t_create.as_secs_f64(),
         t_create.as_secs_f64() * 1e6 / n
     );
@@ -327,17 +340,20 @@ fn one(lake: &ManyLake, threads: usize, duck: bool) -> anyhow::Result<()> {
             Ok(r.map.total_rows())
         })
     };
-    let (t_none, _) = best(5, || update(0))?;
+    let (t_none, (user, sys), _) = best_with_cpu(5, || update(0))?;
     println!(
-        "  map update, nothing changed (best of 5)    {:>8.4}s  (goal <= 0.050 s; {:.2} us per file)",
+        "  map update, nothing changed (best of 5)    {:>8.4}s  (goal <= 0.050 s; {:.2} us per file; CPU user {:.3}s + system {:.3}s)",
         t_none.as_secs_f64(),
-        t_none.as_secs_f64() * 1e6 / n
+        t_none.as_secs_f64() * 1e6 / n,
+        user,
+        sys
     );
     // Update with one CSV file changed: each run adds a row to it (a new size, so the change
     // is seen whatever the file system's clock); only the update is timed.
     let probe = root.join(file_path(0));
     let original = fs::read(&probe)?;
     let mut t_one = Duration::MAX;
+    let mut cpu_one = f64::MAX;
     for version in 1..=5 {
         let mut text = original.clone();
         for r in 0..version {
@@ -347,16 +363,25 @@ fn one(lake: &ManyLake, threads: usize, duck: bool) -> anyhow::Result<()> {
             );
         }
         fs::write(&probe, &text)?;
+        let (u0, s0) = cpu_times();
         let t = Instant::now();
         update(1)?;
-        t_one = t_one.min(t.elapsed());
+        let d = t.elapsed();
+        let (u1, s1) = cpu_times();
+        if d < t_one {
+            t_one = d;
+            cpu_one = (u1 - u0) + (s1 - s0);
+        }
     }
     fs::write(&probe, &original)?;
     update(1)?;
     println!(
-        "  map update, one file changed (best of 5)   {:>8.4}s  create is {:.1}x slower (goal >= 10x)",
+        "  map update, one file changed (best of 5)   {:>8.4}s  create is {:.1}x slower (goal >= 10x); CPU {:.3}s, create's {:.3}s: {:.1}x",
         t_one.as_secs_f64(),
-        t_create.as_secs_f64() / t_one.as_secs_f64()
+        t_create.as_secs_f64() / t_one.as_secs_f64(),
+        cpu_one,
+        user_create + sys_create,
+        (user_create + sys_create) / cpu_one
     );
     // The update splices the old file: record batches after a change in row count keep their
     // first rows uncompressed. The load, locate and doctor below read this map.
@@ -369,22 +394,37 @@ fn one(lake: &ManyLake, threads: usize, duck: bool) -> anyhow::Result<()> {
 
     // Load, locate as a process, doctor.
     let (t_load, m) = best(20, || Ok(load_map(root)?))?;
+    let (t_check, _) = best(20, || {
+        let m = load_map(root)?;
+        m.check_entries()?;
+        Ok(m)
+    })?;
     println!(
-        "  load the map (best of 20)                  {:>8.3}ms ({:.1} ns per file)",
+        "  load the map (best of 20)                  {:>8.3}ms ({:.1} ns per file); with every entry decoded and checked (what update and doctor read) {:.3} ms ({:.1} ns per file)",
         t_load.as_secs_f64() * 1e3,
-        t_load.as_secs_f64() * 1e9 / n
+        t_load.as_secs_f64() * 1e9 / n,
+        t_check.as_secs_f64() * 1e3,
+        t_check.as_secs_f64() * 1e9 / n
     );
-    let bin = bazan_binary()?;
+    let bin = super::timing::release_bazan(&[])?;
     let row = (lake.rows / 2).to_string();
     let root_s = root.display().to_string();
-    let (lo, med) = process_times(&bin, &["locate", &root_s, &row], 30)?;
-    let (v_lo, v_med) = process_times(&bin, &["--version"], 30)?;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let locate = process_times(&bin, &["locate", &root_s, &row], 30)?;
+    let version = process_times(&bin, &["--version"], 30)?;
     println!(
-        "  bazan locate LAKE {row} (process, 30 runs)  best {:.2} ms, median {:.2} ms (goal <= 3 ms); bazan --version best {:.2} ms, median {:.2} ms",
-        lo.as_secs_f64() * 1e3,
-        med.as_secs_f64() * 1e3,
-        v_lo.as_secs_f64() * 1e3,
-        v_med.as_secs_f64() * 1e3
+        "  bazan locate LAKE {row} (process, 30 runs)  wall best {:.2} ms, median {:.2} ms; CPU best {:.2} ms, median {:.2} ms (goal <= 3 ms)",
+        ms(locate.best),
+        ms(locate.median),
+        ms(locate.cpu_best),
+        ms(locate.cpu_median)
+    );
+    println!(
+        "  bazan --version (process, 30 runs)         wall best {:.2} ms, median {:.2} ms; CPU best {:.2} ms, median {:.2} ms",
+        ms(version.best),
+        ms(version.median),
+        ms(version.cpu_best),
+        ms(version.cpu_median)
     );
     let doctor = lake_doctor::DoctorOptions::default();
     let (t_doc, _) = best(3, || {
