@@ -180,9 +180,9 @@ const PARALLEL_ENTRIES: usize = 16;
 /// The directory is listed first; then its entries are looked at (the file type, and a
 /// data file's size and mtime, each a `statx` relative to the directory's descriptor) and
 /// its subdirectories walked on the threads of the caller's rayon pool, so that a lake of
-/// 100,000 files does not wait for 100,000 system calls one after the other. The results
-/// are put together in listing order, so errors come in the order a one-thread walk meets
-/// them. Nothing is allocated per entry but what the entry is (its relative path, and its
+/// 100,000 files does not wait for 100,000 system calls one after the other. The entries
+/// are taken in the byte order of their paths and the results put together in that order,
+/// so the files come out sorted and errors in the order a one-thread walk meets them. Nothing is allocated per entry but what the entry is (its relative path, and its
 /// full path only for a subdirectory or an error).
 fn walk(dir: &Path, prefix: &str, registry: &HandlerRegistry) -> Walked {
     use rayon::prelude::*;
@@ -201,7 +201,11 @@ fn walk(dir: &Path, prefix: &str, registry: &HandlerRegistry) -> Walked {
     let mut stream_error = None;
     for entry in listing {
         match entry {
-            Ok(entry) => entries.push(entry),
+            Ok(entry) => {
+                // A directory sorts as its name and a `/`, as the paths below it do.
+                let dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                entries.push((entry.file_name(), dir, entry));
+            }
             Err(e) => {
                 // A failing directory stream does not recover; stop listing this directory.
                 stream_error = Some(WalkError {
@@ -212,7 +216,14 @@ fn walk(dir: &Path, prefix: &str, registry: &HandlerRegistry) -> Walked {
             }
         }
     }
-    let visit = |entry: &fs::DirEntry| visit_entry(entry, dir, prefix, registry);
+    // In the byte order of the paths: the walk's files come out sorted, so the final sort
+    // only checks them.
+    entries.sort_unstable_by(|(a, a_dir, _), (b, b_dir, _)| {
+        path_order(a.as_encoded_bytes(), *a_dir, b.as_encoded_bytes(), *b_dir)
+    });
+    let visit = |(name, _, entry): &(std::ffi::OsString, bool, fs::DirEntry)| {
+        visit_entry(entry, name, dir, prefix, registry)
+    };
     let parts: Vec<Visit> = if entries.len() < PARALLEL_ENTRIES {
         entries.iter().map(visit).collect()
     } else {
@@ -224,6 +235,18 @@ fn walk(dir: &Path, prefix: &str, registry: &HandlerRegistry) -> Walked {
     }
     head.errors.extend(stream_error);
     head
+}
+
+/// How two entries of a directory sort as the paths they hold do: a directory as its name
+/// followed by `/`.
+fn path_order(a: &[u8], a_dir: bool, b: &[u8], b_dir: bool) -> std::cmp::Ordering {
+    if !a_dir && !b_dir {
+        return a.cmp(b);
+    }
+    let slash = |dir: bool| if dir { &b"/"[..] } else { &b""[..] };
+    a.iter()
+        .chain(slash(a_dir))
+        .cmp(b.iter().chain(slash(b_dir)))
 }
 
 /// The extension of a file name as [`Path::extension`] takes it: the text after the last
@@ -239,11 +262,11 @@ fn extension(name: &str) -> Option<&str> {
 /// skipped entry, an error, or a subdirectory's walk.
 fn visit_entry(
     entry: &fs::DirEntry,
+    name: &std::ffi::OsStr,
     dir: &Path,
     prefix: &str,
     registry: &HandlerRegistry,
 ) -> Visit {
-    let name = entry.file_name();
     let Some(name) = name.to_str() else {
         return Visit::Error(WalkError {
             path: format!("{prefix}{}", name.to_string_lossy()),
@@ -474,6 +497,29 @@ pub fn resolve_entry(root: &Path, entry: &str) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Entries sorted by `path_order` are in the byte order of the paths below them.
+    #[test]
+    fn entries_sort_as_their_paths() {
+        let mut entries = vec![
+            ("data", true),
+            ("data.csv", false),
+            ("data-2024.csv", false),
+            ("data0", false),
+            ("a", true),
+            ("a.b", false),
+            ("a0", true),
+            ("Z", false),
+        ];
+        entries.sort_by(|(a, ad), (b, bd)| path_order(a.as_bytes(), *ad, b.as_bytes(), *bd));
+        let paths: Vec<String> = entries
+            .iter()
+            .map(|(n, d)| if *d { format!("{n}/x") } else { n.to_string() })
+            .collect();
+        let mut sorted = paths.clone();
+        sorted.sort();
+        assert_eq!(paths, sorted);
+    }
 
     #[test]
     fn entry_paths() {
