@@ -501,7 +501,7 @@ mod tests {
     /// Entries sorted by `path_order` are in the byte order of the paths below them.
     #[test]
     fn entries_sort_as_their_paths() {
-        let mut entries = vec![
+        let mut entries = [
             ("data", true),
             ("data.csv", false),
             ("data-2024.csv", false),
