@@ -444,6 +444,7 @@ pub fn run() -> anyhow::Result<()> {
         t.elapsed().as_secs_f64(),
         bazan.display()
     );
+    server_cost(moto.port);
     let proxy = Proxy::start(moto.port, sizes)?;
     let mut b = Bench {
         proxy,
@@ -469,6 +470,41 @@ pub fn run() -> anyhow::Result<()> {
     println!("load average at the end: {}", load_average());
     drop(moto);
     Ok(())
+}
+
+/// Prints what one GET costs moto itself (no proxy, no added latency) for each object: a
+/// 1-byte range, best of three, through boto3. moto reads and copies the whole object under
+/// a lock of its own for every GET whatever its range, so a request's cost grows with the
+/// object's size, and requests of one object wait for each other: a real store's ranged GET
+/// does not.
+fn server_cost(port: u16) {
+    let script = format!(
+        r#"
+import boto3, time
+s3 = boto3.client('s3', endpoint_url='http://127.0.0.1:{port}', aws_access_key_id='x',
+                  aws_secret_access_key='y', region_name='us-east-1')
+for o in s3.list_objects_v2(Bucket='{BUCKET}', Prefix='{PREFIX}/')['Contents']:
+    best = 1e9
+    for _ in range(3):
+        t = time.perf_counter()
+        s3.get_object(Bucket='{BUCKET}', Key=o['Key'], Range='bytes=0-0')['Body'].read()
+        best = min(best, time.perf_counter() - t)
+    print(f"      {{o['Key'].split('/')[-1]:<16}} {{o['Size']:>12,}} bytes: {{best * 1e3:6.1f}} ms")
+"#
+    );
+    println!("moto's own time for a 1-byte ranged GET of each object (no proxy; best of 3):");
+    match Command::new("python3").arg("-c").arg(&script).output() {
+        Ok(out) if out.status.success() => print!("{}", String::from_utf8_lossy(&out.stdout)),
+        Ok(out) => println!(
+            "      not measured: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .trim()
+                .lines()
+                .last()
+                .unwrap_or("")
+        ),
+        Err(e) => println!("      not measured: {e}"),
+    }
 }
 
 /// The three figures at the proxy's current delay.

@@ -78,15 +78,18 @@ pub(super) struct Event {
     pub(super) at: Duration,
     pub(super) conn: u64,
     pub(super) what: String,
+    /// A request arrived (else: a response's first bytes or a connection's end).
+    pub(super) request: bool,
 }
 
 impl Counters {
-    fn event(&self, started: Instant, conn: u64, what: String) {
+    fn event(&self, started: Instant, conn: u64, what: String, request: bool) {
         if let Ok(mut v) = self.events.lock() {
             v.push(Event {
                 at: started.elapsed(),
                 conn,
                 what,
+                request,
             });
         }
     }
@@ -127,11 +130,22 @@ impl Traffic {
         out
     }
 
-    /// The timeline of the requests, one line each, times from the first event.
+    /// The timeline of the requests, one line each, times from the first request (the
+    /// ends of connections opened before the measured call are left out).
     pub(super) fn timeline(&self) -> Vec<String> {
-        let t0 = self.events.first().map_or(Duration::ZERO, |e| e.at);
-        self.events
+        let opened: std::collections::BTreeSet<u64> = self
+            .events
             .iter()
+            .filter(|e| e.request)
+            .map(|e| e.conn)
+            .collect();
+        let mine: Vec<&Event> = self
+            .events
+            .iter()
+            .filter(|e| opened.contains(&e.conn))
+            .collect();
+        let t0 = mine.first().map_or(Duration::ZERO, |e| e.at);
+        mine.into_iter()
             .map(|e| {
                 format!(
                     "{:>9.1} ms  conn {:<5} {}",
@@ -281,7 +295,12 @@ fn connection(client: TcpStream, upstream: u16, link: &Link) -> std::io::Result<
                             .next()
                             .unwrap_or("")
                             .to_string();
-                        c.event(started, conn, format!("first response bytes: {status}"));
+                        c.event(
+                            started,
+                            conn,
+                            format!("first response bytes: {status}"),
+                            false,
+                        );
                     }
                     total += n as u64;
                     c.bytes.fetch_add(n as u64, Relaxed);
@@ -295,6 +314,7 @@ fn connection(client: TcpStream, upstream: u16, link: &Link) -> std::io::Result<
             started,
             conn,
             format!("response done, {total} bytes on this connection"),
+            false,
         );
         let _ = to_client.shutdown(Shutdown::Write);
     });
@@ -360,6 +380,7 @@ fn forward_requests(client: TcpStream, mut server: &TcpStream, link: &Link) -> s
                     .map(|r| format!(" [{r}]"))
                     .unwrap_or_default()
             ),
+            true,
         );
         let kind = match method.as_str() {
             _ if listing => Some(&counters.lists),
