@@ -140,7 +140,7 @@ fn write_tmp(map: &LakeMap, tmp: &Path) -> Result<()> {
     let schema = batch.schema();
     let options = write_options().map_err(arrow)?;
     let mut writer =
-        FileWriter::try_new_with_options(BufWriter::new(file), &schema, options).map_err(arrow)?;
+        FileWriter::try_new_with_options(Vec::new(), &schema, options).map_err(arrow)?;
     let n = batch.num_rows();
     if n == 0 {
         writer.write(&batch).map_err(arrow)?;
@@ -150,9 +150,18 @@ fn write_tmp(map: &LakeMap, tmp: &Path) -> Result<()> {
         writer.write(&batch.slice(start, len)).map_err(arrow)?;
     }
     writer.finish().map_err(arrow)?;
-    let mut buf = writer.into_inner().map_err(arrow)?;
-    buf.flush().map_err(|e| Error::io(tmp, e))?;
-    let file = buf
+    let bytes = writer.into_inner().map_err(arrow)?;
+    // `first_global_row` stored uncompressed (docs/lake-map.md §2).
+    let firsts = batch
+        .column_by_name("first_global_row")
+        .and_then(|c| c.as_primitive_opt::<Int64Type>())
+        .map(|a| a.values().to_vec());
+    let plain = firsts.and_then(|f| crate::splice::with_plain_firsts(&bytes, &f));
+    let mut file = BufWriter::new(file);
+    file.write_all(plain.as_deref().unwrap_or(&bytes))
+        .map_err(|e| Error::io(tmp, e))?;
+    file.flush().map_err(|e| Error::io(tmp, e))?;
+    let file = file
         .into_inner()
         .map_err(|e| Error::io(tmp, e.into_error()))?;
     file.sync_all().map_err(|e| Error::io(tmp, e))

@@ -180,7 +180,18 @@ pub(crate) fn spliced(
                     )
                     .ok()?;
                 let (meta, body) = write_message(&mut out, encoded, options).ok()?;
-                Block::new(0, i32::try_from(meta).ok()?, body as i64)
+                let written = Block::new(offset as i64, i32::try_from(meta).ok()?, body as i64);
+                // `first_global_row` stored as it is, as the writer stores it.
+                let (meta, body) = with_buffer(
+                    &out,
+                    &written,
+                    firsts_buffer,
+                    &le_bytes(&firsts[range.clone()]),
+                )?;
+                out.truncate(offset);
+                out.extend_from_slice(&meta);
+                out.extend_from_slice(&body);
+                Block::new(0, i32::try_from(meta.len()).ok()?, body.len() as i64)
             }
         };
         new_batches.push(Block::new(
@@ -205,6 +216,73 @@ pub(crate) fn spliced(
         patch(v.bytes(), &new_dicts)?;
     }
     patch(list.bytes(), &new_batches)?;
+    out.extend_from_slice(&new_footer);
+    out.extend_from_slice(&bytes[n - 10..]);
+    Some(out)
+}
+
+/// A map file as the writer stores it (`docs/lake-map.md` §2): `bytes`, an Arrow IPC file
+/// of map schema 3 whose entries' first global rows are `firsts`, with every record batch's
+/// `first_global_row` buffer stored uncompressed (length prefix -1), so that a load reads it
+/// in place instead of decompressing it. `None` when `bytes` is not laid out so (its
+/// record batches' row counts do not add up to `firsts`, say): it is then stored as it is.
+pub(crate) fn with_plain_firsts(bytes: &[u8], firsts: &[i64]) -> Option<Vec<u8>> {
+    let n = bytes.len();
+    let mut tail = [0u8; 10];
+    tail.copy_from_slice(bytes.get(n.checked_sub(10)?..)?);
+    let footer_len = read_footer_length(tail).ok()?;
+    let footer_start = n.checked_sub(10 + footer_len)?;
+    let footer_bytes = &bytes[footer_start..n - 10];
+    let footer = arrow_ipc::root_as_footer(footer_bytes).ok()?;
+    let schema = fb_to_schema(footer.schema()?);
+    let k = buffer_index(&schema, "first_global_row")? + 1;
+    let list = footer.recordBatches()?;
+    // Everything before the first record batch (magic, schema, dictionary) stays in place.
+    let start = list
+        .iter()
+        .map(|b| usize::try_from(b.offset()).ok())
+        .min()
+        .flatten()?;
+    let mut out = Vec::with_capacity(n + firsts.len() * 8);
+    out.extend_from_slice(bytes.get(..start)?);
+    let mut blocks = Vec::with_capacity(list.len());
+    let mut at = 0usize;
+    for block in list.iter() {
+        if usize::try_from(block.offset()).ok()? < start {
+            return None;
+        }
+        let rows = message(bytes, block)?.1;
+        let values = firsts.get(at..at.checked_add(rows)?)?;
+        at += rows;
+        let offset = out.len();
+        if rows == 0 {
+            out.extend_from_slice(block_bytes(bytes, block)?);
+            blocks.push(Block::new(
+                offset as i64,
+                block.metaDataLength(),
+                block.bodyLength(),
+            ));
+            continue;
+        }
+        let (meta, body) = with_buffer(bytes, block, k, &le_bytes(values))?;
+        out.extend_from_slice(&meta);
+        out.extend_from_slice(&body);
+        blocks.push(Block::new(
+            offset as i64,
+            i32::try_from(meta.len()).ok()?,
+            body.len() as i64,
+        ));
+    }
+    if at != firsts.len() {
+        return None;
+    }
+    let mut new_footer = footer_bytes.to_vec();
+    let pos = (list.bytes().as_ptr() as usize).checked_sub(footer_bytes.as_ptr() as usize)?;
+    for (i, b) in blocks.iter().enumerate() {
+        new_footer
+            .get_mut(pos + 24 * i..pos + 24 * (i + 1))?
+            .copy_from_slice(&b.0);
+    }
     out.extend_from_slice(&new_footer);
     out.extend_from_slice(&bytes[n - 10..]);
     Some(out)
@@ -442,4 +520,68 @@ fn stored_batch(
         columns[i] = Arc::new(array);
     }
     RecordBatch::try_new(Arc::new(schema.clone()), columns).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stored length prefix of buffer `k` of each record batch of the map file `bytes`.
+    fn prefixes(bytes: &[u8], k: usize) -> Vec<i64> {
+        let n = bytes.len();
+        let mut tail = [0u8; 10];
+        tail.copy_from_slice(&bytes[n - 10..]);
+        let footer_len = read_footer_length(tail).expect("footer length");
+        let footer =
+            arrow_ipc::root_as_footer(&bytes[n - 10 - footer_len..n - 10]).expect("footer");
+        let list = footer.recordBatches().expect("record batches");
+        list.iter()
+            .map(|block| {
+                let all = block_bytes(bytes, block).expect("block");
+                let meta = block.metaDataLength() as usize;
+                let (start, _) = message(bytes, block).expect("message");
+                let m = arrow_ipc::root_as_message(&all[start..meta]).expect("metadata");
+                let b = m.header_as_record_batch().expect("record batch");
+                let buffer = b.buffers().expect("buffers").get(k);
+                let at = meta + buffer.offset() as usize;
+                i64::from_le_bytes(all[at..at + 8].try_into().expect("8 bytes"))
+            })
+            .collect()
+    }
+
+    /// The writer stores `first_global_row` uncompressed in every record batch, the other
+    /// buffers compressed, and the map reads back equal.
+    #[test]
+    fn the_writer_stores_first_global_row_uncompressed() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let mut entries: Vec<MapEntry> = (0..5_000u64)
+            .map(|i| MapEntry {
+                path: format!("d{:02}/part-{i:06}.csv", i % 97),
+                format: "csv".into(),
+                size_bytes: 2_000 + i,
+                mtime_ms: 1_764_400_000_000,
+                row_count: 3 + i % 5,
+                first_global_row: 0,
+                row_groups_json: "[]".into(),
+                blake3: None,
+                stats_json: None,
+                schema_json: Some("[]".into()),
+            })
+            .collect();
+        entries.sort_by(|a, b| a.path.cmp(&b.path));
+        crate::assign_first_global_rows(&mut entries);
+        let map = LakeMap::from_entries(dir.path(), crate::MapConfig::default(), &entries)
+            .expect("entries");
+        let path = dir.path().join("map.bazan");
+        crate::write_map_to(&map, &path).expect("written");
+        let bytes = std::fs::read(&path).expect("read");
+        let schema = crate::map_schema(&crate::MapConfig::default());
+        let k = buffer_index(&schema, "first_global_row").expect("column") + 1;
+        assert_eq!(prefixes(&bytes, k), vec![-1; 3]);
+        // The path column's values: compressed, their uncompressed length stated.
+        let values = buffer_index(&schema, "path").expect("column") + 2;
+        assert!(prefixes(&bytes, values).iter().all(|&p| p > 0));
+        let loaded = crate::load_map_file(dir.path(), &path).expect("loads");
+        assert_eq!(loaded.to_entries(), entries);
+    }
 }
