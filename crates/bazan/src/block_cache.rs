@@ -15,6 +15,16 @@
 //!   an eighth of the budget is never kept.
 //! - Never stale: a take checks every file's size and mtime against the map before it uses a
 //!   kept block, as it does before it reads one, and a kept block belongs to one loaded map.
+//!
+//! An epoch of [`Shuffle::Global`](crate::epoch::Shuffle::Global) reads through a cache of
+//! its own made by [`BlockCache::filling`], which differs in three ways: it reads the whole
+//! lake once, so every block it touches it reads whole sooner or later, and it admits the
+//! blocks of every format (a text file's checkpoint stride too, from its second touch, the
+//! first batch staying a read of its rows); it keeps a block only while the kept bytes stay
+//! within the budget and never evicts one (under uniformly random reads a kept set that
+//! changes is not hit more often than one that stays, and every change is a block decoded
+//! again), so past the budget the other blocks' rows are read as a take reads them; and it is
+//! dropped with the epoch reader.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -58,6 +68,8 @@ struct Inner {
     tick: u64,
     kept: HashMap<Key, Slot>,
     seen: HashSet<Key>,
+    /// Keep blocks while they fit, never evict ([`BlockCache::filling`]).
+    fill: bool,
 }
 
 /// See the module documentation.
@@ -73,6 +85,24 @@ impl BlockCache {
                 ..Inner::default()
             }),
         }
+    }
+
+    /// The cache of one epoch (see the module documentation): blocks of every format
+    /// admitted while they fit within `budget`, none evicted.
+    pub(crate) fn filling(budget: u64) -> Self {
+        BlockCache {
+            inner: Mutex::new(Inner {
+                budget,
+                fill: true,
+                ..Inner::default()
+            }),
+        }
+    }
+
+    /// True for an epoch's cache ([`BlockCache::filling`]), which admits the blocks of every
+    /// format.
+    pub(crate) fn fills(&self) -> bool {
+        self.lock().fill
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -113,7 +143,7 @@ impl BlockCache {
             slot.used = tick;
             return Use::Hit(Arc::clone(&slot.batches));
         }
-        let fits = estimate.is_some_and(|e| e <= inner.budget / 8);
+        let fits = estimate.is_some_and(|e| inner.fits(e));
         if !fits {
             return Use::Rows;
         }
@@ -127,11 +157,12 @@ impl BlockCache {
         Use::Rows
     }
 
-    /// Keeps block `key`'s decoded rows (unless they are over an eighth of the budget).
+    /// Keeps block `key`'s decoded rows (unless they are over an eighth of the budget, or,
+    /// in an epoch's cache, over what is left of it).
     pub(crate) fn insert(&self, key: Key, batches: Arc<[RecordBatch]>) {
         let bytes: u64 = batches.iter().map(memory).sum();
         let mut inner = self.lock();
-        if bytes > inner.budget / 8 {
+        if !inner.fits(bytes) {
             return;
         }
         inner.tick += 1;
@@ -167,6 +198,16 @@ fn memory(batch: &RecordBatch) -> u64 {
 }
 
 impl Inner {
+    /// True when a block of `bytes` may be kept: at most an eighth of the budget, or, in an
+    /// epoch's cache, within what is left of it.
+    fn fits(&self, bytes: u64) -> bool {
+        if self.fill {
+            self.bytes.saturating_add(bytes) <= self.budget
+        } else {
+            bytes <= self.budget / 8
+        }
+    }
+
     /// Drops least recently used blocks until the kept bytes are within the budget, and a
     /// tenth of it more: the blocks are sorted by use once per tenth of the budget freed, not
     /// once per block kept.
@@ -246,6 +287,31 @@ mod tests {
         cache.set_budget(0);
         assert!(matches!(cache.lookup(&key(4), Some(1), false), Use::Rows));
         assert!(matches!(cache.lookup(&key(4), Some(1), false), Use::Rows));
+    }
+
+    #[test]
+    fn an_epoch_cache_keeps_blocks_while_they_fit_and_evicts_none() {
+        let one = memory(&batch(100)[0]);
+        // Room for three blocks and a half: a block is larger than an eighth of the budget
+        // and is kept all the same.
+        let cache = BlockCache::filling(one * 7 / 2);
+        assert!(cache.fills() && !BlockCache::new(one).fills());
+        assert!(matches!(cache.lookup(&key(0), Some(one), true), Use::Admit));
+        for b in 0..5 {
+            cache.insert(key(b), batch(100));
+        }
+        // The first three stay; the later ones were not kept and nothing was evicted.
+        assert_eq!(cache.bytes(), 3 * one);
+        for b in 0..3 {
+            assert!(matches!(
+                cache.lookup(&key(b), Some(one), true),
+                Use::Hit(_)
+            ));
+        }
+        // A full cache admits no more: the rows of other blocks are read as they are.
+        assert!(matches!(cache.lookup(&key(7), Some(one), true), Use::Rows));
+        assert!(matches!(cache.lookup(&key(8), Some(1), false), Use::Rows));
+        assert!(matches!(cache.lookup(&key(8), Some(1), false), Use::Admit));
     }
 
     #[test]

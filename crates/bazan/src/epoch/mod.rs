@@ -38,8 +38,21 @@
 //! of the worker: one batch first, then twice as many positions each time up to
 //! `buffer_rows` (a quick first batch, then few large reads). `None` reads the row ranges as
 //! `Block` does; `Global` reads each run of positions with one [`Lake::take`] (the batched
-//! take path: one read per touched file, with the decoded-block cache), whose cost per touched
-//! file is what the read-ahead spreads over many rows.
+//! take path: one read per touched file), whose cost per touched file is what the read-ahead
+//! spreads over many rows.
+//!
+//! **The cache of a global epoch.** Random rows cost about a whole block's decode in most
+//! formats (a Parquet row group's pages, an Arrow record batch, a text file's checkpoint
+//! stride skipped through to the wanted rows), and a global epoch draws rows from every block
+//! in every read. So a `Global` reader keeps the blocks it decodes in a decoded-block cache of
+//! its own, dropped with the reader: every block of every format (a text file's stride from
+//! its second touch, so the first batch reads only its rows) is decoded whole once and kept
+//! while the kept blocks' Arrow memory stays within [`EPOCH_CACHE_FACTOR`] times the lake's
+//! cache budget ([`Lake::set_cache_bytes`]; 1 GiB by default, none when the lake's cache is
+//! off). Blocks past the budget are not kept and none is evicted: their rows are read again
+//! in each read that wants them, as a take reads them. A lake whose decoded blocks fit thus
+//! costs one decode of each block per epoch and a gather of its rows; memory is the budget
+//! plus the read window ([`EpochReader::cached_bytes`] says what is kept).
 //!
 //! Because what is read never changes what is returned, a reader resumed at batch `k` returns
 //! exactly what an uninterrupted one would.
@@ -51,6 +64,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use rayon::prelude::*;
 
+use crate::block_cache::BlockCache;
 use crate::cancel::CancelToken;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lake::Lake;
@@ -58,6 +72,16 @@ use crate::scan::ScanOptions;
 
 /// Rows of the read window ([`EpochOptions::buffer_rows`]) by default.
 pub const DEFAULT_BUFFER_ROWS: usize = 65_536;
+
+/// The budget of a [`Shuffle::Global`] epoch's own decoded-block cache, as a multiple of the
+/// lake's ([`Lake::cache_bytes`]): 1 GiB for the default 256 MiB, none when the lake's cache
+/// is off.
+pub const EPOCH_CACHE_FACTOR: u64 = 4;
+
+/// The budget of a [`Shuffle::Global`] epoch's decoded-block cache for `lake`.
+fn epoch_cache_bytes(lake: &Lake) -> u64 {
+    lake.cache_bytes().saturating_mul(EPOCH_CACHE_FACTOR)
+}
 
 /// How an epoch orders the rows (the module documentation gives each rule and its cost).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -646,6 +670,8 @@ impl Lake {
             loaded: None,
             ahead: options.batch_size as u64,
             done: false,
+            cache: (options.shuffle == Shuffle::Global)
+                .then(|| BlockCache::filling(epoch_cache_bytes(self))),
         };
         if let Some(s) = state {
             let mine = EpochState {
@@ -743,6 +769,8 @@ pub struct EpochReader {
     /// Positions the next read of an identity order covers (doubling up to the window).
     ahead: u64,
     done: bool,
+    /// The decoded-block cache of a [`Shuffle::Global`] epoch.
+    cache: Option<BlockCache>,
 }
 
 impl std::fmt::Debug for EpochReader {
@@ -758,6 +786,12 @@ impl EpochReader {
     /// The schema of every batch.
     pub fn schema(&self) -> SchemaRef {
         Arc::clone(&self.schema)
+    }
+
+    /// The bytes of Arrow memory the epoch's own decoded-block cache holds ([`Shuffle::Global`];
+    /// 0 for the other orders).
+    pub fn cached_bytes(&self) -> u64 {
+        self.cache.as_ref().map_or(0, BlockCache::bytes)
     }
 
     /// The plan this reader follows.
@@ -788,7 +822,10 @@ impl EpochReader {
         let batches: Vec<RecordBatch> = match self.plan.order {
             Order::Global(_) => {
                 let rows: Vec<u64> = runs.iter().map(|r| r.start).collect();
-                vec![self.lake.take(&rows, &self.scan)?]
+                vec![match &self.cache {
+                    Some(cache) => self.lake.take_in(&rows, &self.scan, cache)?,
+                    None => self.lake.take(&rows, &self.scan)?,
+                }]
             }
             _ => {
                 let read: Vec<Result<Vec<RecordBatch>>> = runs

@@ -11,7 +11,7 @@ use lake_map::HandlerRegistry;
 use rayon::prelude::*;
 
 use super::{Gids, Plan, ScanOptions, conform};
-use crate::block_cache::{Key, Use};
+use crate::block_cache::{BlockCache, Key, Use};
 use crate::cancel::CancelToken;
 use crate::error::{Error, ErrorKind, Result};
 use crate::handlers::handlers;
@@ -31,6 +31,16 @@ impl Lake {
     /// only the blocks, pages or records holding them decoded); the files are read in
     /// parallel.
     pub fn take(self: &Arc<Self>, rows: &[u64], options: &ScanOptions) -> Result<RecordBatch> {
+        self.take_in(rows, options, &self.cache)
+    }
+
+    /// [`Lake::take`] through `cache` (the lake's, or an epoch's own).
+    pub(crate) fn take_in(
+        self: &Arc<Self>,
+        rows: &[u64],
+        options: &ScanOptions,
+        cache: &BlockCache,
+    ) -> Result<RecordBatch> {
         let plan = self.plan(options)?;
         let total = self.total_rows();
         // file -> sorted distinct local rows.
@@ -59,7 +69,7 @@ impl Lake {
             .into_par_iter()
             .map(|(i, locals)| {
                 CancelToken::check(options.cancel.as_ref())?;
-                self.take_file(&plan, &registry, i, locals)
+                self.take_file(&plan, &registry, cache, i, locals)
             })
             .collect();
         let files: Vec<FileRows> = read.into_iter().collect::<Result<_>>()?;
@@ -87,19 +97,29 @@ impl Lake {
         &self,
         plan: &Plan,
         registry: &HandlerRegistry,
+        cache: &BlockCache,
         i: usize,
         locals: Vec<u64>,
     ) -> Result<FileRows> {
         let e = self.map.entry(i);
         let projection = plan.projection(self, i)?;
         let cost = match registry.for_entry(e.path, e.format) {
-            Some(h) if !h.dynamic && self.cache.budget() > 0 => h.locator.rows_cost(),
+            Some(h) if !h.dynamic && cache.budget() > 0 => match h.locator.rows_cost() {
+                // An epoch reads every block whole sooner or later: a row format's block is
+                // kept from its second touch, as a row group is.
+                RowsCost::Rows if cache.fills() => RowsCost::MostOfBlock,
+                cost => cost,
+            },
             _ => RowsCost::Rows,
         };
         let one = match cost {
             RowsCost::Rows => self.take_rows(registry, i, &locals, &projection)?,
-            RowsCost::MostOfBlock => self.take_cached(registry, i, &locals, projection, false)?,
-            RowsCost::WholeBlock => self.take_cached(registry, i, &locals, projection, true)?,
+            RowsCost::MostOfBlock => {
+                self.take_cached(registry, cache, i, &locals, projection, false)?
+            }
+            RowsCost::WholeBlock => {
+                self.take_cached(registry, cache, i, &locals, projection, true)?
+            }
         };
         let gids = Gids::Rows(e.first_global_row, &locals);
         let batch = conform(plan, &one, gids, e.path)?;
@@ -157,6 +177,7 @@ impl Lake {
     fn take_cached(
         &self,
         registry: &HandlerRegistry,
+        cache: &BlockCache,
         i: usize,
         locals: &[u64],
         projection: Vec<String>,
@@ -190,7 +211,7 @@ impl Lake {
             let estimate = block.total_byte_size.unwrap_or_else(|| {
                 (size_bytes as u128 * block.row_count as u128 / row_count.max(1) as u128) as u64
             });
-            let u = self.cache.lookup(&key(*b), Some(estimate), first);
+            let u = cache.lookup(&key(*b), Some(estimate), first);
             match u {
                 Use::Admit => admit.extend(block.row_range()),
                 Use::Rows => rows.extend_from_slice(&locals[range.clone()]),
@@ -208,7 +229,7 @@ impl Lake {
                 if matches!(u, Use::Admit) {
                     let n = blocks[*b].row_count as usize;
                     let batches: Arc<[RecordBatch]> = Arc::from(cut.next_rows(n));
-                    self.cache.insert(key(*b), Arc::clone(&batches));
+                    cache.insert(key(*b), Arc::clone(&batches));
                     admitted.push(batches);
                 }
             }
