@@ -481,3 +481,64 @@ fn a_damaged_record_batch_is_refused_when_read_and_the_others_read() {
         entries.iter().map(|e| e.size_bytes).sum::<u64>()
     );
 }
+
+/// The stored length prefix of buffer `k` (in the order of the IPC buffer list) of each
+/// record batch of the map file `bytes`.
+fn buffer_prefixes(bytes: &[u8], k: usize) -> Vec<i64> {
+    let n = bytes.len();
+    let footer_len = i32::from_le_bytes(bytes[n - 10..n - 6].try_into().unwrap()) as usize;
+    let footer = arrow_ipc::root_as_footer(&bytes[n - 10 - footer_len..n - 10]).unwrap();
+    footer
+        .recordBatches()
+        .unwrap()
+        .iter()
+        .map(|block| {
+            let at = block.offset() as usize;
+            let meta = block.metaDataLength() as usize;
+            let all = &bytes[at..at + meta + block.bodyLength() as usize];
+            let start = if all[..4] == [0xff; 4] { 8 } else { 4 };
+            let m = arrow_ipc::root_as_message(&all[start..meta]).unwrap();
+            let buffer = m
+                .header_as_record_batch()
+                .unwrap()
+                .buffers()
+                .unwrap()
+                .get(k);
+            let at = meta + buffer.offset() as usize;
+            i64::from_le_bytes(all[at..at + 8].try_into().unwrap())
+        })
+        .collect()
+}
+
+/// The writer stores `first_global_row` uncompressed in every record batch (length prefix
+/// -1), the other buffers compressed, and the map reads back equal.
+#[test]
+fn the_writer_stores_first_global_row_uncompressed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut entries: Vec<lake_map::MapEntry> = (0..5_000u64)
+        .map(|i| lake_map::MapEntry {
+            path: format!("d{:02}/part-{i:06}.csv", i % 97),
+            format: "csv".into(),
+            size_bytes: 2_000 + i,
+            mtime_ms: 1_764_400_000_000,
+            row_count: 3 + i % 5,
+            first_global_row: 0,
+            row_groups_json: "[]".into(),
+            blake3: None,
+            stats_json: None,
+            schema_json: Some("[]".into()),
+        })
+        .collect();
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    lake_map::assign_first_global_rows(&mut entries);
+    let map = lake_map::LakeMap::from_entries(dir.path(), MapConfig::default(), &entries).unwrap();
+    let path = resolve_map_path(dir.path());
+    lake_map::write_map_to(&map, &path).unwrap();
+    let bytes = fs::read(&path).unwrap();
+    // Buffers: path, format (validity, offsets, values each), size_bytes, mtime_ms,
+    // row_count (validity, values each), then first_global_row's validity and values.
+    assert_eq!(buffer_prefixes(&bytes, 13), vec![-1; 3]);
+    // The path column's values: compressed, their uncompressed length stated.
+    assert!(buffer_prefixes(&bytes, 2).iter().all(|&p| p > 0));
+    assert_eq!(load_map(dir.path()).unwrap().to_entries(), entries);
+}
