@@ -1,8 +1,8 @@
 //! The map file (`docs/lake-map.md` §2): an Arrow IPC file of map schema 3, written
 //! atomically (temporary file in the same directory, fsync, rename, fsync of the directory)
-//! and loaded zero-copy from a
-//! memory map through arrow-ipc's `FileDecoder`. Legacy schema 1 and 2 maps are read with the
-//! old defaults.
+//! and loaded from a memory map through arrow-ipc's `FileDecoder`, one record batch at a
+//! time as entries are used (zero-copy where a buffer is stored uncompressed). Legacy schema
+//! 1 and 2 maps are read whole, with the old defaults.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -205,8 +205,10 @@ pub fn load_map(root: &Path) -> Result<LakeMap> {
     load_map_file(root, &resolve_map_path(root))
 }
 
-/// Loads a map file for the lake at `root`: memory-maps it and decodes its record batches
-/// zero-copy, checks the kind, schema version, columns and types, and every entry path.
+/// Loads a map file for the lake at `root`: memory-maps it, checks the kind, schema version,
+/// columns and types and every record batch's metadata, and reads `first_global_row`; the
+/// other columns of a record batch are decoded and checked (every entry path among them)
+/// when one of its entries is first used ([`LakeMap::check_entries`] checks them all).
 pub fn load_map_file(root: &Path, path: &Path) -> Result<LakeMap> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
