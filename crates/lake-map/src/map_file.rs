@@ -119,8 +119,19 @@ fn publish<T>(path: &Path, write: impl FnOnce(&Path) -> Result<Option<T>>) -> Re
     result
 }
 
-/// The IPC options of the map files the writer stores.
-pub(crate) fn write_options() -> std::result::Result<IpcWriteOptions, arrow_schema::ArrowError> {
+/// Maps of at most this many entries are stored uncompressed (`docs/lake-map.md` §2.4): a few
+/// tens of KiB more on disk, where a loader would create a ZSTD context for each record batch
+/// and JSON column it decodes, each of which detects the CPU's features again (`cpuid`, tens
+/// of microseconds in a virtual machine): more than the rest of a small map's load.
+pub(crate) const COMPRESS_ABOVE_ENTRIES: usize = 256;
+
+/// The IPC options of a map file of `entries` entries as the writer stores it.
+pub(crate) fn write_options(
+    entries: usize,
+) -> std::result::Result<IpcWriteOptions, arrow_schema::ArrowError> {
+    if entries <= COMPRESS_ABOVE_ENTRIES {
+        return Ok(IpcWriteOptions::default());
+    }
     IpcWriteOptions::default()
         .try_with_compression(Some(MAP_COMPRESSION.0))
         .and_then(|o| o.try_with_compression_level(Some(MAP_COMPRESSION.1)))
@@ -138,10 +149,10 @@ fn write_tmp(map: &LakeMap, tmp: &Path) -> Result<()> {
     };
     let batch = file_layout(map.to_record_batch()?).map_err(arrow)?;
     let schema = batch.schema();
-    let options = write_options().map_err(arrow)?;
+    let n = batch.num_rows();
+    let options = write_options(n).map_err(arrow)?;
     let mut writer =
         FileWriter::try_new_with_options(Vec::new(), &schema, options).map_err(arrow)?;
-    let n = batch.num_rows();
     if n == 0 {
         writer.write(&batch).map_err(arrow)?;
     }

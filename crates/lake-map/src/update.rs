@@ -365,7 +365,7 @@ fn write_spliced(
     from: &[EntryFrom],
     fresh: &[MapEntry],
 ) -> Result<Option<LakeMap>> {
-    let Ok(options) = write_options() else {
+    let Ok(options) = write_options(from.len()) else {
         return Ok(None);
     };
     let Some(bytes) = crate::splice::spliced(old, from, fresh, &options) else {

@@ -257,8 +257,8 @@ fn loaded_columns_of_an_uncompressed_map_point_into_the_mapping() {
     let built = create_map_with(dir.path(), &options(MapConfig::default()))
         .unwrap()
         .map;
-    // The writer compresses; a map stored without compression (as older writers did) is
-    // still decoded zero-copy.
+    // A map stored without compression (as older writers stored maps of any size) is
+    // decoded zero-copy.
     let batch = built.to_record_batch().unwrap();
     let mut w = arrow_ipc::writer::FileWriter::try_new(
         fs::File::create(resolve_map_path(dir.path())).unwrap(),
@@ -510,12 +510,9 @@ fn buffer_prefixes(bytes: &[u8], k: usize) -> Vec<i64> {
         .collect()
 }
 
-/// The writer stores `first_global_row` uncompressed in every record batch (length prefix
-/// -1), the other buffers compressed, and the map reads back equal.
-#[test]
-fn the_writer_stores_first_global_row_uncompressed() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut entries: Vec<lake_map::MapEntry> = (0..5_000u64)
+/// `n` entries of small CSV files in 97 folders, sorted, their first rows assigned.
+fn csv_entries(n: u64) -> Vec<lake_map::MapEntry> {
+    let mut entries: Vec<lake_map::MapEntry> = (0..n)
         .map(|i| lake_map::MapEntry {
             path: format!("d{:02}/part-{i:06}.csv", i % 97),
             format: "csv".into(),
@@ -531,10 +528,62 @@ fn the_writer_stores_first_global_row_uncompressed() {
         .collect();
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     lake_map::assign_first_global_rows(&mut entries);
-    let map = lake_map::LakeMap::from_entries(dir.path(), MapConfig::default(), &entries).unwrap();
-    let path = resolve_map_path(dir.path());
+    entries
+}
+
+/// The map file the writer stores for `entries` in `dir`.
+fn written(dir: &std::path::Path, entries: &[lake_map::MapEntry]) -> Vec<u8> {
+    let map = lake_map::LakeMap::from_entries(dir, MapConfig::default(), entries).unwrap();
+    let path = resolve_map_path(dir);
     lake_map::write_map_to(&map, &path).unwrap();
-    let bytes = fs::read(&path).unwrap();
+    fs::read(&path).unwrap()
+}
+
+/// Whether each record batch of the map file `bytes` states a body compression.
+fn batches_compressed(bytes: &[u8]) -> Vec<bool> {
+    let n = bytes.len();
+    let footer_len = i32::from_le_bytes(bytes[n - 10..n - 6].try_into().unwrap()) as usize;
+    let footer = arrow_ipc::root_as_footer(&bytes[n - 10 - footer_len..n - 10]).unwrap();
+    footer
+        .recordBatches()
+        .unwrap()
+        .iter()
+        .map(|block| {
+            let at = block.offset() as usize;
+            let meta = block.metaDataLength() as usize;
+            let all = &bytes[at..at + meta];
+            let start = if all[..4] == [0xff; 4] { 8 } else { 4 };
+            let m = arrow_ipc::root_as_message(&all[start..meta]).unwrap();
+            m.header_as_record_batch().unwrap().compression().is_some()
+        })
+        .collect()
+}
+
+/// A map of up to 256 entries is stored uncompressed (its load creates no decompression
+/// context), a larger one compressed; both read back equal.
+#[test]
+fn small_maps_are_stored_uncompressed() {
+    for (n, compressed) in [(1, false), (256, false), (257, true), (3_000, true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let entries = csv_entries(n);
+        let bytes = written(dir.path(), &entries);
+        let stated = batches_compressed(&bytes);
+        assert!(!stated.is_empty());
+        assert!(
+            stated.iter().all(|&c| c == compressed),
+            "{n} entries: {stated:?}"
+        );
+        assert_eq!(load_map(dir.path()).unwrap().to_entries(), entries);
+    }
+}
+
+/// The writer stores `first_global_row` uncompressed in every record batch (length prefix
+/// -1), the other buffers compressed, and the map reads back equal.
+#[test]
+fn the_writer_stores_first_global_row_uncompressed() {
+    let dir = tempfile::tempdir().unwrap();
+    let entries = csv_entries(5_000);
+    let bytes = written(dir.path(), &entries);
     // Buffers: path, format (validity, offsets, values each), size_bytes, mtime_ms,
     // row_count (validity, values each), then first_global_row's validity and values.
     assert_eq!(buffer_prefixes(&bytes, 13), vec![-1; 3]);
