@@ -899,8 +899,7 @@ impl EpochReader {
                         loaded.at((src - loaded.range.start) as usize)
                     })
                     .collect();
-                let refs: Vec<&RecordBatch> = loaded.batches.iter().collect();
-                arrow_select::interleave::interleave_record_batch(&refs, &picks)?
+                crate::scan::interleave_rows(Arc::clone(&self.schema), &loaded.batches, &picks)?
             }
         };
         let used_up = span.end >= loaded.range.end;

@@ -327,6 +327,7 @@ fn conform(plan: &Plan, batch: &RecordBatch, gids: Gids<'_>, path: &str) -> Resu
 }
 
 mod take;
+pub(crate) use take::interleave_rows;
 
 /// The file being read by a [`LakeReader`].
 struct Current {

@@ -272,39 +272,112 @@ impl Lake {
 }
 
 /// Rows `picks` (source batch, row) of `sources` (batches of `schema`'s columns), as one
-/// batch of `schema`. A column null in every source becomes one null array, shared by the
-/// columns of its type: rows of a wide unified schema lack most columns in most files, and an
-/// interleave of null arrays goes through arrow's slow generic path.
-fn interleave_rows(
+/// batch of `schema`. Rows of a wide unified schema lack most columns in most files, so each
+/// column is gathered by what its sources hold: null in every source, one null array, shared
+/// by the columns of its type (an interleave of null arrays goes through arrow's slow generic
+/// path); values in one source only, a take from it whose indices are null where a row comes
+/// from another source (one set of indices per source, shared by its columns); values in
+/// several, an interleave. The columns are gathered in parallel.
+pub(crate) fn interleave_rows(
     schema: arrow_schema::SchemaRef,
     sources: &[RecordBatch],
     picks: &[(usize, usize)],
 ) -> Result<RecordBatch> {
-    use arrow_array::Array;
+    use arrow_array::{Array, ArrayRef, UInt32Array};
     let n = picks.len();
-    let mut nulls: Vec<(&arrow_schema::DataType, arrow_array::ArrayRef)> = Vec::new();
-    let mut columns = Vec::with_capacity(schema.fields().len());
-    for (c, field) in schema.fields().iter().enumerate() {
-        let arrays: Vec<&dyn Array> = sources.iter().map(|s| s.column(c).as_ref()).collect();
-        if arrays.iter().all(|a| a.logical_null_count() == a.len()) {
+    // Per column, the sources holding a value of it.
+    let live: Vec<Vec<usize>> = (0..schema.fields().len())
+        .map(|c| {
+            (0..sources.len())
+                .filter(|&k| {
+                    let a = sources[k].column(c);
+                    a.logical_null_count() != a.len()
+                })
+                .collect()
+        })
+        .collect();
+    let mut nulls: Vec<(&arrow_schema::DataType, ArrayRef)> = Vec::new();
+    let mut shared: Vec<Option<ArrayRef>> = Vec::with_capacity(live.len());
+    for (field, live) in schema.fields().iter().zip(&live) {
+        shared.push(live.is_empty().then(|| {
             let ty = field.data_type();
-            let a = match nulls.iter().find(|(t, _)| *t == ty) {
+            match nulls.iter().find(|(t, _)| *t == ty) {
                 Some((_, a)) => Arc::clone(a),
                 None => {
                     let a = arrow_array::new_null_array(ty, n);
                     nulls.push((ty, Arc::clone(&a)));
                     a
                 }
-            };
-            columns.push(a);
-        } else {
-            columns.push(arrow_select::interleave::interleave(&arrays, picks)?);
+            }
+        }));
+    }
+    // The take indices of each source that is the only one with values of some column.
+    let mut alone: Vec<bool> = vec![false; sources.len()];
+    for l in &live {
+        if let [k] = l.as_slice() {
+            alone[*k] = true;
         }
     }
+    let indices: Vec<Option<UInt32Array>> = alone
+        .iter()
+        .enumerate()
+        .map(|(k, &alone)| {
+            alone.then(|| {
+                picks
+                    .iter()
+                    .map(|&(s, r)| (s == k).then_some(r as u32))
+                    .collect::<UInt32Array>()
+            })
+        })
+        .collect();
+    let columns: Vec<ArrayRef> = live
+        .par_iter()
+        .zip(shared)
+        .enumerate()
+        .map(|(c, (live, shared))| -> Result<ArrayRef> {
+            if let Some(a) = shared {
+                return Ok(a);
+            }
+            if let ([k], Some(idx)) = (
+                live.as_slice(),
+                live.first().and_then(|&k| indices[k].as_ref()),
+            ) {
+                return Ok(arrow_select::take::take(sources[*k].column(c), idx, None)?);
+            }
+            let arrays: Vec<&dyn Array> = sources.iter().map(|s| s.column(c).as_ref()).collect();
+            if let Some(bools) = interleave_booleans(&arrays, picks) {
+                return Ok(Arc::new(bools));
+            }
+            Ok(arrow_select::interleave::interleave(&arrays, picks)?)
+        })
+        .collect::<Result<_>>()?;
     let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(n));
     Ok(RecordBatch::try_new_with_options(
         schema, columns, &options,
     )?)
+}
+
+/// Rows `picks` of boolean `arrays`, or `None` when one is not boolean: arrow's interleave
+/// takes booleans through its generic path, which copies every source's array data first.
+fn interleave_booleans(
+    arrays: &[&dyn arrow_array::Array],
+    picks: &[(usize, usize)],
+) -> Option<arrow_array::BooleanArray> {
+    use arrow_array::Array;
+    use arrow_array::cast::AsArray;
+    let bools: Vec<&arrow_array::BooleanArray> = arrays
+        .iter()
+        .map(|a| a.as_boolean_opt())
+        .collect::<Option<_>>()?;
+    Some(
+        picks
+            .iter()
+            .map(|&(s, r)| {
+                let a = bools[s];
+                a.is_valid(r).then(|| a.value(r))
+            })
+            .collect(),
+    )
 }
 
 /// Cuts a stream of batches into runs of a given number of rows (zero-copy slices).
