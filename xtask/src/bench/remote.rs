@@ -1,7 +1,8 @@
 //! `cargo xtask bench remote`: the realistic lake of `bench lake` ([`super::lake_data`],
 //! `--size`, default 240 MB) in an S3 bucket (moto on a free loopback port, started and
 //! stopped by the bench), read by bazan and by its peers through a counting proxy in this
-//! process, so that GET requests and response bytes are counted the same way for everyone.
+//! process, so that requests (object GETs, HEADs, LISTs, PUTs) and response bytes are counted
+//! the same way for everyone, with a timeline of each bazan figure's requests.
 //! With `--latency-ms N` (the second pass; 20 by default) the proxy sleeps N ms before it
 //! forwards each request, because a real bucket is not on loopback.
 //!
