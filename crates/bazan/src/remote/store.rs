@@ -282,7 +282,10 @@ impl Store {
         let ranges = ranges.to_vec();
         let url2 = url.clone();
         let got = block_on(async move {
-            futures::stream::iter(ranges.into_iter().map(|r| {
+            // Unordered: a slow answer holds no slot from the requests behind it (ordered
+            // buffering counts answered but not yet yielded requests as in flight); the
+            // parts are put back in order below.
+            futures::stream::iter(ranges.into_iter().enumerate().map(|(n, r)| {
                 let store = Arc::clone(&store);
                 let key = key.clone();
                 let options = GetOptions {
@@ -308,16 +311,18 @@ impl Store {
                             ),
                         ));
                     }
-                    Ok((bytes, meta))
+                    Ok((n, bytes, meta))
                 }
             }))
-            .buffered(IN_FLIGHT)
-            .try_collect::<Vec<(Bytes, SizeAndTag)>>()
+            .buffer_unordered(IN_FLIGHT)
+            .try_collect::<Vec<(usize, Bytes, SizeAndTag)>>()
             .await
         })??;
+        let mut got = got;
+        got.sort_unstable_by_key(|(n, _, _)| *n);
         let mut meta: Option<SizeAndTag> = None;
         let mut parts = Vec::with_capacity(got.len());
-        for (bytes, m) in got {
+        for (_, bytes, m) in got {
             match &meta {
                 Some(first) if *first != m => {
                     return Err(Error::new(
