@@ -25,6 +25,11 @@ impl Lake {
         if let Some(remote) = crate::remote::remote_of(&self.map) {
             return crate::remote::check_fresh(&self.map, &remote.store, files);
         }
+        // Few files are checked on this thread, without asking for the core count, which
+        // reads the cgroup files each time.
+        if files.len() <= PER_THREAD {
+            return files.iter().try_for_each(|&i| self.check_one(i));
+        }
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(files.len().div_ceil(PER_THREAD));
