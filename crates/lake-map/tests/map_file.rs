@@ -482,9 +482,9 @@ fn a_damaged_record_batch_is_refused_when_read_and_the_others_read() {
     );
 }
 
-/// The stored length prefix of buffer `k` (in the order of the IPC buffer list) of each
-/// record batch of the map file `bytes`.
-fn buffer_prefixes(bytes: &[u8], k: usize) -> Vec<i64> {
+/// `f(record batch message, its bytes, metadata length)` for each record batch of the map
+/// file `bytes`, in the footer's order.
+fn each_batch<T>(bytes: &[u8], f: impl Fn(arrow_ipc::RecordBatch, &[u8], usize) -> T) -> Vec<T> {
     let n = bytes.len();
     let footer_len = i32::from_le_bytes(bytes[n - 10..n - 6].try_into().unwrap()) as usize;
     let footer = arrow_ipc::root_as_footer(&bytes[n - 10 - footer_len..n - 10]).unwrap();
@@ -498,16 +498,18 @@ fn buffer_prefixes(bytes: &[u8], k: usize) -> Vec<i64> {
             let all = &bytes[at..at + meta + block.bodyLength() as usize];
             let start = if all[..4] == [0xff; 4] { 8 } else { 4 };
             let m = arrow_ipc::root_as_message(&all[start..meta]).unwrap();
-            let buffer = m
-                .header_as_record_batch()
-                .unwrap()
-                .buffers()
-                .unwrap()
-                .get(k);
-            let at = meta + buffer.offset() as usize;
-            i64::from_le_bytes(all[at..at + 8].try_into().unwrap())
+            f(m.header_as_record_batch().unwrap(), all, meta)
         })
         .collect()
+}
+
+/// The stored length prefix of buffer `k` (in the order of the IPC buffer list) of each
+/// record batch of the map file `bytes`.
+fn buffer_prefixes(bytes: &[u8], k: usize) -> Vec<i64> {
+    each_batch(bytes, |batch, all, meta| {
+        let at = meta + batch.buffers().unwrap().get(k).offset() as usize;
+        i64::from_le_bytes(all[at..at + 8].try_into().unwrap())
+    })
 }
 
 /// `n` entries of small CSV files in 97 folders, sorted, their first rows assigned.
@@ -541,22 +543,7 @@ fn written(dir: &std::path::Path, entries: &[lake_map::MapEntry]) -> Vec<u8> {
 
 /// Whether each record batch of the map file `bytes` states a body compression.
 fn batches_compressed(bytes: &[u8]) -> Vec<bool> {
-    let n = bytes.len();
-    let footer_len = i32::from_le_bytes(bytes[n - 10..n - 6].try_into().unwrap()) as usize;
-    let footer = arrow_ipc::root_as_footer(&bytes[n - 10 - footer_len..n - 10]).unwrap();
-    footer
-        .recordBatches()
-        .unwrap()
-        .iter()
-        .map(|block| {
-            let at = block.offset() as usize;
-            let meta = block.metaDataLength() as usize;
-            let all = &bytes[at..at + meta];
-            let start = if all[..4] == [0xff; 4] { 8 } else { 4 };
-            let m = arrow_ipc::root_as_message(&all[start..meta]).unwrap();
-            m.header_as_record_batch().unwrap().compression().is_some()
-        })
-        .collect()
+    each_batch(bytes, |batch, _, _| batch.compression().is_some())
 }
 
 /// A map of up to 256 entries is stored uncompressed (its load creates no decompression
