@@ -54,13 +54,7 @@ pub(crate) fn spliced(
         return None;
     }
     let n = bytes.len();
-    let mut tail = [0u8; 10];
-    tail.copy_from_slice(bytes.get(n.checked_sub(10)?..)?);
-    let footer_len = read_footer_length(tail).ok()?;
-    let footer_start = n.checked_sub(10 + footer_len)?;
-    let footer_bytes = &bytes[footer_start..n - 10];
-    let footer = arrow_ipc::root_as_footer(footer_bytes).ok()?;
-    let schema = fb_to_schema(footer.schema()?);
+    let (footer, schema, footer_bytes) = footer_of(bytes)?;
     if schema.fields().len() != 10 {
         return None;
     }
@@ -228,13 +222,7 @@ pub(crate) fn spliced(
 /// record batches' row counts do not add up to `firsts`, say): it is then stored as it is.
 pub(crate) fn with_plain_firsts(bytes: &[u8], firsts: &[i64]) -> Option<Vec<u8>> {
     let n = bytes.len();
-    let mut tail = [0u8; 10];
-    tail.copy_from_slice(bytes.get(n.checked_sub(10)?..)?);
-    let footer_len = read_footer_length(tail).ok()?;
-    let footer_start = n.checked_sub(10 + footer_len)?;
-    let footer_bytes = &bytes[footer_start..n - 10];
-    let footer = arrow_ipc::root_as_footer(footer_bytes).ok()?;
-    let schema = fb_to_schema(footer.schema()?);
+    let (footer, schema, footer_bytes) = footer_of(bytes)?;
     let k = buffer_index(&schema, "first_global_row")? + 1;
     let list = footer.recordBatches()?;
     // Everything before the first record batch (magic, schema, dictionary) stays in place.
@@ -520,4 +508,17 @@ fn stored_batch(
         columns[i] = Arc::new(array);
     }
     RecordBatch::try_new(Arc::new(schema.clone()), columns).ok()
+}
+
+/// The footer of the Arrow IPC file `bytes`, the schema it states and its bytes.
+fn footer_of(bytes: &[u8]) -> Option<(arrow_ipc::Footer<'_>, arrow_schema::Schema, &[u8])> {
+    let n = bytes.len();
+    let mut tail = [0u8; 10];
+    tail.copy_from_slice(bytes.get(n.checked_sub(10)?..)?);
+    let footer_len = read_footer_length(tail).ok()?;
+    let footer_start = n.checked_sub(10 + footer_len)?;
+    let footer_bytes = bytes.get(footer_start..n - 10)?;
+    let footer = arrow_ipc::root_as_footer(footer_bytes).ok()?;
+    let schema = fb_to_schema(footer.schema()?);
+    Some((footer, schema, footer_bytes))
 }
