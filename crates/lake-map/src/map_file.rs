@@ -119,17 +119,18 @@ fn publish<T>(path: &Path, write: impl FnOnce(&Path) -> Result<Option<T>>) -> Re
     result
 }
 
-/// Maps of at most this many entries are stored uncompressed (`docs/lake-map.md` §2.4): a few
-/// tens of KiB more on disk, where a loader would create a ZSTD context for each record batch
-/// and JSON column it decodes, each of which detects the CPU's features again (`cpuid`, tens
-/// of microseconds in a virtual machine): more than the rest of a small map's load.
-pub(crate) const COMPRESS_ABOVE_ENTRIES: usize = 256;
+/// Maps whose entries take at most this many bytes of Arrow memory are stored uncompressed
+/// (`docs/lake-map.md` §2.4): at most 64 KiB more on disk, where a loader would create a ZSTD
+/// context for each record batch and JSON column it decodes, each of which detects the CPU's
+/// features again (`cpuid`, tens of microseconds in a virtual machine): more than the rest of
+/// a small map's load.
+pub(crate) const COMPRESS_ABOVE_BYTES: usize = 64 << 10;
 
-/// The IPC options of a map file of `entries` entries as the writer stores it.
+/// The IPC options of a map file whose entries take `bytes` bytes uncompressed.
 pub(crate) fn write_options(
-    entries: usize,
+    bytes: usize,
 ) -> std::result::Result<IpcWriteOptions, arrow_schema::ArrowError> {
-    if entries <= COMPRESS_ABOVE_ENTRIES {
+    if bytes <= COMPRESS_ABOVE_BYTES {
         return Ok(IpcWriteOptions::default());
     }
     IpcWriteOptions::default()
@@ -150,7 +151,7 @@ fn write_tmp(map: &LakeMap, tmp: &Path) -> Result<()> {
     let batch = file_layout(map.to_record_batch()?).map_err(arrow)?;
     let schema = batch.schema();
     let n = batch.num_rows();
-    let options = write_options(n).map_err(arrow)?;
+    let options = write_options(batch.get_array_memory_size()).map_err(arrow)?;
     let mut writer =
         FileWriter::try_new_with_options(Vec::new(), &schema, options).map_err(arrow)?;
     if n == 0 {

@@ -365,7 +365,9 @@ fn write_spliced(
     from: &[EntryFrom],
     fresh: &[MapEntry],
 ) -> Result<Option<LakeMap>> {
-    let Ok(options) = write_options(from.len()) else {
+    // The old file's size stands for the body: a small map spliced stays uncompressed.
+    let old_bytes = old.mapped_bytes().map_or(usize::MAX, <[u8]>::len);
+    let Ok(options) = write_options(old_bytes) else {
         return Ok(None);
     };
     let Some(bytes) = crate::splice::spliced(old, from, fresh, &options) else {
